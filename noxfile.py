@@ -1,0 +1,258 @@
+"""The whole development matrix of the monorepo, in one place.
+
+``nox -l`` lists the sessions. Every session makes its own virtual environment with uv and installs
+what it needs from this checkout (editable), never a ``burn*`` distribution from a registry; after
+installing, each session checks that and fails otherwise.
+
+- ``lint``: ruff check and ruff format --check.
+- ``typecheck``: mypy (strict) on every package.
+- ``tests(package, backend)``: one package's tests, with ``BURN_DEVICE`` set to the backend.
+- ``conformance(backend)``: the backend conformance suite (``burn_backend.testing``) on one backend.
+- ``suite``: every package's tests, the cross-package tests and the conformance suite on every CPU
+  backend, in one pytest run: what CI runs (with lint and typecheck, as ``nox -t ci``).
+- ``build``: every wheel and sdist into ``dist/``, with their metadata checked.
+- ``guide``: the main job, training the guide model.
+- ``bench``: the benchmarks under ``tools/bench/``.
+- ``docs``: the mkdocs site, built strictly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nox
+import tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "typecheck", "suite"]
+
+ROOT = Path(__file__).parent
+DIST = ROOT / "dist"
+CHECK_LOCAL_INSTALL = str(ROOT / "tools" / "release" / "check_local_install.py")
+CHECK_DISTS = str(ROOT / "tools" / "release" / "check_dists.py")
+
+TEST_REQUIREMENTS = ["pytest>=8"]
+
+# Each word of a backend stack name ("autodiff-ndarray") is installed from one package folder.
+STACK_PART_FOLDER = {
+    "ndarray": "ndarray-backend",
+    "cuda": "cuda-backend",
+    "autodiff": "autodiff",
+    "fusion": "fusion",
+    "router": "router",
+}
+
+# The backends each package's tests run against (the decorators join as they land).
+TEST_MATRIX = {
+    "backend-core": ["ndarray"],
+    "ndarray-backend": ["ndarray"],
+    "cuda-backend": ["cuda"],
+    "autodiff": ["ndarray"],
+    "fusion": ["ndarray"],
+    "router": ["ndarray"],
+    "nn": ["ndarray"],
+    "record": ["ndarray"],
+    "train": ["ndarray"],
+    "import": ["ndarray"],
+    "burn": ["ndarray"],
+}
+CONFORMANCE_BACKENDS = ["ndarray", "cuda"]
+CPU_BACKENDS = ["ndarray"]
+
+
+@dataclass
+class Package:
+    """One package folder under ``packages/``, read from its pyproject.toml."""
+
+    folder: str
+    distribution: str
+    import_name: str
+    requirements: list[Requirement]
+    extras: dict[str, list[Requirement]] = field(default_factory=dict)
+
+
+def read_packages() -> dict[str, Package]:
+    """Every package of the checkout, by folder name."""
+    packages = {}
+    for pyproject in sorted((ROOT / "packages").glob("*/pyproject.toml")):
+        project = tomllib.loads(pyproject.read_text())["project"]
+        wheel = tomllib.loads(pyproject.read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+        packages[pyproject.parent.name] = Package(
+            folder=pyproject.parent.name,
+            distribution=canonicalize_name(project["name"]),
+            import_name=Path(wheel["packages"][0]).name,
+            requirements=[Requirement(r) for r in project.get("dependencies", [])],
+            extras={
+                name: [Requirement(r) for r in reqs]
+                for name, reqs in project.get("optional-dependencies", {}).items()
+            },
+        )
+    return packages
+
+
+PACKAGES = read_packages()
+FOLDER_OF = {package.distribution: folder for folder, package in PACKAGES.items()}
+
+
+def local_closure(wanted: list[tuple[str, frozenset[str]]]) -> dict[str, set[str]]:
+    """The package folders that installing ``wanted`` (folder, extras) needs, with their extras."""
+    needed: dict[str, set[str]] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
+    stack = list(wanted)
+    while stack:
+        folder, extras = stack.pop()
+        if (folder, extras) in seen:
+            continue
+        seen.add((folder, extras))
+        needed.setdefault(folder, set()).update(extras)
+        package = PACKAGES[folder]
+        requirements = list(package.requirements)
+        for extra in extras:
+            requirements += package.extras[extra]
+        for requirement in requirements:
+            local = FOLDER_OF.get(canonicalize_name(requirement.name))
+            if local is not None:
+                stack.append((local, frozenset(requirement.extras)))
+    return needed
+
+
+def install_local(session: nox.Session, *specs: str, extra_requirements: list[str] = ()) -> None:
+    """Install package folders (``"nn"``, ``"burn[all]"``) and every local package they need, editable.
+
+    All local packages go into one install command, so the resolver takes each ``burn*`` requirement
+    from the checkout; the installed distributions are then checked to have come from here.
+    """
+    wanted = []
+    for spec in specs:
+        requirement = Requirement(spec)
+        wanted.append((requirement.name, frozenset(requirement.extras)))
+    args = []
+    for folder, extras in sorted(local_closure(wanted).items()):
+        suffix = f"[{','.join(sorted(extras))}]" if extras else ""
+        args += ["-e", f"{ROOT / 'packages' / folder}{suffix}"]
+    session.install(*args, *extra_requirements, env=uv_environment())
+    session.run("python", CHECK_LOCAL_INSTALL, str(ROOT))
+
+
+def stack_folders(backend: str) -> list[str]:
+    """The package folders a backend stack name such as ``autodiff-ndarray:0`` needs."""
+    return [STACK_PART_FOLDER[part] for part in backend.split(":")[0].split("-")]
+
+
+def uv_environment() -> dict[str, str]:
+    """Environment for uv: pip's configured find-links (local wheels such as PyTorch's CPU build)."""
+    links = os.environ.get("PIP_FIND_LINKS", "")
+    if not links:
+        try:
+            listing = subprocess.run(
+                [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=False
+            ).stdout
+        except OSError:
+            listing = ""
+        for line in listing.splitlines():
+            key, _, value = line.partition("=")
+            if key.endswith(".find-links"):
+                links = value.strip("'\"")
+    return {"UV_FIND_LINKS": links.replace(" ", ",")} if links else {}
+
+
+@nox.session(tags=["ci"])
+def lint(session: nox.Session) -> None:
+    """Ruff's lint rules and formatting over the whole tree."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(tags=["ci"])
+def typecheck(session: nox.Session) -> None:
+    """mypy, strict, over every package's source."""
+    install_local(session, "burn[all]", extra_requirements=["mypy>=1.10", *TEST_REQUIREMENTS])
+    modules = [arg for package in PACKAGES.values() for arg in ("-p", package.import_name)]
+    session.run("mypy", *modules, *session.posargs)
+
+
+@nox.session
+@nox.parametrize(
+    ("package", "backend"),
+    [(package, backend) for package, backends in TEST_MATRIX.items() for backend in backends],
+)
+def tests(session: nox.Session, package: str, backend: str) -> None:
+    """One package's tests, on one backend (``BURN_DEVICE``)."""
+    install_local(session, package, *stack_folders(backend), extra_requirements=TEST_REQUIREMENTS)
+    tests_dir = ROOT / "packages" / package / "tests"
+    session.run("pytest", str(tests_dir), *session.posargs, env={"BURN_DEVICE": backend})
+
+
+@nox.session
+@nox.parametrize("backend", CONFORMANCE_BACKENDS)
+def conformance(session: nox.Session, backend: str) -> None:
+    """The backend conformance suite on one backend."""
+    install_local(session, "backend-core", *stack_folders(backend), extra_requirements=TEST_REQUIREMENTS)
+    session.run(
+        "pytest", "--pyargs", "burn_backend.testing", "--backend", backend, *session.posargs,
+        env={"BURN_DEVICE": backend},
+    )  # fmt: skip
+
+
+@nox.session(tags=["ci"])
+def suite(session: nox.Session) -> None:
+    """Everything CI tests, in one pytest run: packages, cross-package tests, conformance per backend."""
+    install_local(session, "burn[all]", extra_requirements=TEST_REQUIREMENTS)
+    session.run("pytest", *session.posargs, env={"BURN_DEVICE": CPU_BACKENDS[0]})
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Every wheel and sdist into dist/; fails if any metadata names a path or URL dependency."""
+    shutil.rmtree(DIST, ignore_errors=True)
+    session.install("uv", "packaging")
+    for package in PACKAGES.values():
+        session.run("uv", "build", "--quiet", "--out-dir", str(DIST), str(ROOT / "packages" / package.folder))
+    session.run("python", CHECK_DISTS, str(DIST), *(p.distribution for p in PACKAGES.values()))
+
+    # A backend author installs burn-backend-core alone: it must pull in its declared dependencies only.
+    core = PACKAGES["backend-core"]
+    (core_wheel,) = DIST.glob(core.distribution.replace("-", "_") + "-*.whl")
+    venv = Path(session.create_tmp()) / "core-only"
+    session.run("uv", "venv", "--quiet", str(venv))
+    python = str(venv / "bin" / "python")
+    session.run("uv", "pip", "install", "--quiet", "--python", python, str(core_wheel), env=uv_environment())
+    frozen = session.run("uv", "pip", "freeze", "--quiet", "--python", python, silent=True) or ""
+    installed = {canonicalize_name(Requirement(line).name) for line in frozen.splitlines() if line.strip()}
+    declared = {core.distribution} | {canonicalize_name(r.name) for r in core.requirements}
+    if installed != declared:
+        session.error(
+            f"installing {core_wheel.name} alone installed {sorted(installed)}, not {sorted(declared)}"
+        )
+    session.log(f"{core_wheel.name} alone installs: {', '.join(sorted(installed))}")
+
+
+@nox.session
+def guide(session: nox.Session) -> None:
+    """The main job: train the guide model (arguments after ``--`` go to the script)."""
+    install_local(session, "burn[all]")
+    session.run("python", str(ROOT / "examples" / "guide" / "train.py"), *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmarks of tools/bench/, each printing its ratio against the reference it competes with."""
+    install_local(session, "burn[all]", extra_requirements=["torch==2.13.0"])
+    session.run("python", str(ROOT / "tools" / "bench" / "run.py"), *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site, built with mkdocs in strict mode into site/."""
+    session.install("mkdocs>=1.6")
+    session.run("mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"))

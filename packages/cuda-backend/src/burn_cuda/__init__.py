@@ -1,0 +1,5 @@
+"""CuPy NVIDIA GPU backend for Burn for Python."""
+
+from ._version import __version__ as __version__
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Import ONNX models and PyTorch or safetensors weights into Burn for Python."""
+
+from ._version import __version__ as __version__
+
+__all__: list[str] = []

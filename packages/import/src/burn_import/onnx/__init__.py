@@ -1,0 +1,3 @@
+"""Import of ONNX models."""
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""NumPy CPU backend for Burn for Python."""
+
+from ._version import __version__ as __version__
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Modules, layers, losses, optimizers and schedulers for Burn for Python."""
+
+from ._version import __version__ as __version__
+
+__all__: list[str] = []

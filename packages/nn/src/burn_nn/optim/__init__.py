@@ -1,0 +1,3 @@
+"""Optimizers, gradient utilities and learning-rate schedulers."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Datasets, transforms, batchers and the data loader."""
+
+__all__: list[str] = []
