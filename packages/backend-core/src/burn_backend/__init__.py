@@ -1,5 +1,79 @@
-"""Backend interface, tensor API and conformance suite of Burn for Python."""
+"""Backend interface, tensor API and conformance suite of Burn for Python.
 
+The user API is ``Tensor`` with ``DType``, ``Shape``, ``TensorData``, ``Distribution`` and devices; the
+backend author's API is ``Backend`` (op groups ``FloatTensorOps``, ``IntTensorOps``, ``BoolTensorOps``,
+``ModuleOps``, ``ActivationOps``) and ``AutodiffBackend``. Activation functions live in
+``burn_backend.activation``, module functions (convolution, pooling, ...) in ``burn_backend.module``, the
+conformance suite in ``burn_backend.testing``.
+"""
+
+from ._backend import AutodiffBackend as AutodiffBackend
+from ._backend import Backend as Backend
+from ._backend import Gradients as Gradients
+from ._data import TensorData as TensorData
+from ._data import Tolerance as Tolerance
+from ._device import Device as Device
+from ._distribution import Distribution as Distribution
+from ._dtype import Bool as Bool
+from ._dtype import DType as DType
+from ._dtype import Float as Float
+from ._dtype import Int as Int
+from ._dtype import Kind as Kind
+from ._ops.activation import ActivationOps as ActivationOps
+from ._ops.bool import BoolTensorOps as BoolTensorOps
+from ._ops.float import FloatTensorOps as FloatTensorOps
+from ._ops.int import IntTensorOps as IntTensorOps
+from ._ops.module import ModuleOps as ModuleOps
+from ._options import AttentionOptions as AttentionOptions
+from ._options import ConvOptions as ConvOptions
+from ._options import ConvTransposeOptions as ConvTransposeOptions
+from ._options import InterpolateMode as InterpolateMode
+from ._options import InterpolateOptions as InterpolateOptions
+from ._options import UnfoldOptions as UnfoldOptions
+from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from ._registry import default_device as default_device
+from ._registry import parse_device as parse_device
+from ._registry import set_default_device as set_default_device
+from ._shape import Shape as Shape
+from ._slice import Slice as Slice
+from ._slice import canonical_slices as canonical_slices
+from ._tensor import Tensor as Tensor
 from ._version import __version__ as __version__
 
-__all__: list[str] = []
+__all__ = [
+    # tensors
+    "Tensor",
+    "TensorData",
+    "Tolerance",
+    "DType",
+    "Kind",
+    "Float",
+    "Int",
+    "Bool",
+    "Shape",
+    "Slice",
+    "Distribution",
+    # devices
+    "Device",
+    "default_device",
+    "set_default_device",
+    "parse_device",
+    "ENTRY_POINT_GROUP",
+    # the backend interface
+    "Backend",
+    "AutodiffBackend",
+    "Gradients",
+    "FloatTensorOps",
+    "IntTensorOps",
+    "BoolTensorOps",
+    "ModuleOps",
+    "ActivationOps",
+    "canonical_slices",
+    # options of module ops
+    "ConvOptions",
+    "ConvTransposeOptions",
+    "UnfoldOptions",
+    "InterpolateMode",
+    "InterpolateOptions",
+    "AttentionOptions",
+]

@@ -1,0 +1,174 @@
+"""``Backend``: the interface every backend implements, and ``AutodiffBackend`` for the ones that
+compute gradients."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ._device import Device
+from ._dtype import DType, Kind
+from ._ops.activation import ActivationOps
+from ._ops.bool import BoolTensorOps
+from ._ops.float import FloatTensorOps
+from ._ops.int import IntTensorOps
+from ._ops.module import ModuleOps
+
+
+class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, abc.ABC):
+    """A backend: the op groups plus backend-level methods.
+
+    Subclasses implement the abstract methods of the op groups, set ``name`` and ``is_cpu``, and
+    implement ``device_count``, ``seed`` and ``sync``. A backend object is a value: two backends are
+    equal when they are of the same class with the same settings (``settings()``).
+
+    Args:
+        float_dtype: the default float dtype of tensors made on this backend's devices.
+        int_dtype: the default int dtype (also the dtype of indices the backend returns).
+    """
+
+    name: ClassVar[str] = "backend"
+    """The short name used in device specs (``BURN_DEVICE=name:index``)."""
+    is_cpu: ClassVar[bool] = False
+    """Whether the backend computes on the host CPU (a candidate for the default device)."""
+    is_autodiff: ClassVar[bool] = False
+    """Whether the backend records operations for gradients (an ``AutodiffBackend``)."""
+    is_decorator: ClassVar[bool] = False
+    """Whether the backend wraps another one (Autodiff, Fusion, Router)."""
+    conformance_exclusions: ClassVar[Mapping[str, str]] = {}
+    """Conformance tests this backend cannot pass: test-id pattern (``"float/test_math.py::test_erf*"``)
+    to the reason. They run as strict expected failures."""
+
+    def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
+        float_dtype = DType.of(float_dtype)
+        int_dtype = DType.of(int_dtype)
+        if not float_dtype.is_float:
+            raise ValueError(f"{type(self).__name__}: float_dtype must be a float dtype, got {float_dtype}")
+        if not int_dtype.is_int:
+            raise ValueError(f"{type(self).__name__}: int_dtype must be an int dtype, got {int_dtype}")
+        self.float_dtype = float_dtype
+        self.int_dtype = int_dtype
+        self._devices: dict[int, Device] = {}
+
+    def settings(self) -> tuple[Any, ...]:
+        """What makes two backends of this class different; the base of equality and hashing."""
+        return (self.float_dtype, self.int_dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.settings() == other.settings()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.settings()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(float_dtype={self.float_dtype}, int_dtype={self.int_dtype})"
+
+    def device(self, index: int = 0) -> Device:
+        """The handle of device ``index`` of this backend.
+
+        Raises:
+            ValueError: there is no such device.
+        """
+        device = self._devices.get(index)
+        if device is None:
+            count = self.device_count()
+            if not 0 <= index < count:
+                raise ValueError(f"{self.name}: no device {index}; this backend has {count} device(s)")
+            device = self._devices[index] = Device(self, index)
+        return device
+
+    def default_dtype(self, kind: Kind) -> DType:
+        """The dtype tensors of ``kind`` get when none is asked for."""
+        if kind is Kind.FLOAT:
+            return self.float_dtype
+        if kind is Kind.INT:
+            return self.int_dtype
+        return DType.BOOL
+
+    @abc.abstractmethod
+    def device_count(self) -> int:
+        """How many devices this backend can use."""
+
+    @abc.abstractmethod
+    def seed(self, device: Device, seed: int) -> None:
+        """Seed the random generator of ``device``."""
+
+    @abc.abstractmethod
+    def sync(self, device: Device) -> None:
+        """Wait for every queued operation on ``device`` to finish."""
+
+    def supports_dtype(self, device: Device, dtype: DType) -> bool:
+        """Whether tensors of ``dtype`` can be stored and computed with on ``device``."""
+        return True
+
+
+class Gradients(abc.ABC):
+    """The gradients one ``backward`` computed: a container keyed by tensor, never stored on tensors."""
+
+    @abc.abstractmethod
+    def get(self, tensor: Any) -> Any:
+        """The gradient primitive of an autodiff float primitive, or ``None``."""
+
+    @abc.abstractmethod
+    def remove(self, tensor: Any) -> Any:
+        """Remove and return the gradient of ``tensor`` (``None`` if it had none)."""
+
+    @abc.abstractmethod
+    def replace(self, tensor: Any, gradient: Any) -> None:
+        """Set the gradient of ``tensor``."""
+
+
+class AutodiffBackend(Backend):
+    """A backend that records float ops and computes gradients of them (implemented by burn-autodiff)."""
+
+    is_autodiff: ClassVar[bool] = True
+
+    @property
+    @abc.abstractmethod
+    def inner(self) -> Backend:
+        """The backend that computes the values."""
+
+    @abc.abstractmethod
+    def backward(self, tensor: Any) -> Gradients:
+        """Gradients of ``tensor`` (seeded with ones) with respect to every tracked leaf."""
+
+    @abc.abstractmethod
+    def grad(self, tensor: Any, grads: Gradients) -> Any:
+        """The gradient of ``tensor`` in ``grads`` as an inner primitive, or ``None``."""
+
+    @abc.abstractmethod
+    def grad_remove(self, tensor: Any, grads: Gradients) -> Any:
+        """Remove and return the gradient of ``tensor`` from ``grads``."""
+
+    @abc.abstractmethod
+    def grad_replace(self, tensor: Any, grads: Gradients, gradient: Any) -> None:
+        """Replace the gradient of ``tensor`` in ``grads`` by an inner primitive."""
+
+    @abc.abstractmethod
+    def float_inner(self, tensor: Any) -> Any:
+        """The inner backend's primitive of an autodiff float primitive."""
+
+    @abc.abstractmethod
+    def float_from_inner(self, tensor: Any) -> Any:
+        """An untracked autodiff float primitive around an inner one."""
+
+    def int_inner(self, tensor: Any) -> Any:
+        """Int primitives are shared with the inner backend."""
+        return tensor
+
+    def int_from_inner(self, tensor: Any) -> Any:
+        """Int primitives are shared with the inner backend."""
+        return tensor
+
+    def bool_inner(self, tensor: Any) -> Any:
+        """Bool primitives are shared with the inner backend."""
+        return tensor
+
+    def bool_from_inner(self, tensor: Any) -> Any:
+        """Bool primitives are shared with the inner backend."""
+        return tensor

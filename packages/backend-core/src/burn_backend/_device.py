@@ -1,0 +1,53 @@
+"""``Device``: a value naming one backend and one device on it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._backend import Backend
+
+
+class Device:
+    """One device of one backend, e.g. ``NdArray().device()`` or ``Autodiff(Cuda()).device(1)``.
+
+    Devices are values: two devices are equal when their backends are equal and their indices match.
+    ``str(device)`` is the spec that ``BURN_DEVICE`` and ``parse_device`` accept, such as
+    ``"autodiff-cuda:1"``.
+    """
+
+    __slots__ = ("backend", "index")
+
+    backend: Backend
+    index: int
+
+    def __init__(self, backend: Backend, index: int = 0) -> None:
+        object.__setattr__(self, "backend", backend)
+        object.__setattr__(self, "index", index)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Device is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self.index == other.index and self.backend == other.backend
+
+    def __hash__(self) -> int:
+        return hash((self.backend, self.index))
+
+    def __repr__(self) -> str:
+        return f"Device({self.backend!r}, {self.index})"
+
+    def __str__(self) -> str:
+        return f"{self.backend.name}:{self.index}"
+
+    def seed(self, seed: int) -> None:
+        """Seed this device's random generator, so that random tensors repeat run to run."""
+        self.backend.seed(self, seed)
+
+    def sync(self) -> None:
+        """Wait until every operation queued on this device has finished."""
+        self.backend.sync(self)

@@ -1,0 +1,150 @@
+"""Element types (``DType``) and tensor kinds (``Kind``)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+
+class Kind(enum.Enum):
+    """The kind of a tensor: what its elements mean. Each dtype belongs to exactly one kind."""
+
+    FLOAT = "float"
+    INT = "int"
+    BOOL = "bool"
+
+    def __repr__(self) -> str:
+        return self.name.capitalize()
+
+
+Float = Kind.FLOAT
+"""The float kind; ``dtype=Float`` asks for the device's default float dtype."""
+Int = Kind.INT
+"""The int kind; ``dtype=Int`` asks for the device's default int dtype."""
+Bool = Kind.BOOL
+"""The bool kind."""
+
+
+class DType(enum.Enum):
+    """An element type. ``DType.of`` maps NumPy dtypes, names (``"f32"``) and Python types to one.
+
+    Example:
+        >>> DType.of("f32") is DType.F32 and DType.F32.kind is Kind.FLOAT
+        True
+    """
+
+    F64 = "f64"
+    F32 = "f32"
+    F16 = "f16"
+    BF16 = "bf16"
+    I64 = "i64"
+    I32 = "i32"
+    I16 = "i16"
+    I8 = "i8"
+    U64 = "u64"
+    U32 = "u32"
+    U16 = "u16"
+    U8 = "u8"
+    BOOL = "bool"
+
+    def __repr__(self) -> str:
+        return f"DType.{self.name}"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def numpy(self) -> np.dtype[Any]:
+        """The NumPy dtype that stores this element type (bf16 through ml_dtypes)."""
+        return _TO_NUMPY[self]
+
+    @property
+    def kind(self) -> Kind:
+        """The tensor kind of this dtype."""
+        return _KIND[self]
+
+    @property
+    def is_float(self) -> bool:
+        """Whether this is a floating-point dtype."""
+        return _KIND[self] is Kind.FLOAT
+
+    @property
+    def is_int(self) -> bool:
+        """Whether this is an integer dtype, signed or not."""
+        return _KIND[self] is Kind.INT
+
+    @property
+    def is_signed(self) -> bool:
+        """Whether values below zero are representable."""
+        return self.is_float or self.value.startswith("i")
+
+    @property
+    def size(self) -> int:
+        """Bytes per element."""
+        return int(_TO_NUMPY[self].itemsize)
+
+    @staticmethod
+    def of(value: object) -> DType:
+        """The dtype named by ``value``: a DType, a NumPy dtype or scalar type, or a name like ``"f32"``.
+
+        Raises:
+            TypeError: ``value`` names no supported dtype.
+        """
+        found = _LOOKUP.get(value) if _hashable(value) else None  # type: ignore[arg-type]
+        if found is not None:
+            return found
+        try:
+            found = _LOOKUP.get(np.dtype(value))  # type: ignore[call-overload]
+        except TypeError:
+            found = None
+        if found is None:
+            raise TypeError(f"{value!r} is not a supported dtype; expected one of {[d.value for d in DType]}")
+        return found
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+_TO_NUMPY: dict[DType, np.dtype[Any]] = {
+    DType.F64: np.dtype(np.float64),
+    DType.F32: np.dtype(np.float32),
+    DType.F16: np.dtype(np.float16),
+    DType.BF16: np.dtype(ml_dtypes.bfloat16),
+    DType.I64: np.dtype(np.int64),
+    DType.I32: np.dtype(np.int32),
+    DType.I16: np.dtype(np.int16),
+    DType.I8: np.dtype(np.int8),
+    DType.U64: np.dtype(np.uint64),
+    DType.U32: np.dtype(np.uint32),
+    DType.U16: np.dtype(np.uint16),
+    DType.U8: np.dtype(np.uint8),
+    DType.BOOL: np.dtype(np.bool_),
+}
+_FLOATS = {DType.F64, DType.F32, DType.F16, DType.BF16}
+_KIND = {d: Kind.FLOAT if d in _FLOATS else Kind.BOOL if d is DType.BOOL else Kind.INT for d in DType}
+_LOOKUP: dict[object, DType] = {}
+for _dtype, _np in _TO_NUMPY.items():
+    _LOOKUP[_dtype] = _dtype
+    _LOOKUP[_dtype.value] = _dtype
+    _LOOKUP[_np] = _dtype
+    _LOOKUP[_np.type] = _dtype
+_LOOKUP[float] = DType.F64
+_LOOKUP[int] = DType.I64
+_LOOKUP[bool] = DType.BOOL
+
+KIND_OF_NUMPY: dict[object, Kind] = {np_dtype: _KIND[d] for d, np_dtype in _TO_NUMPY.items()}
+"""NumPy dtype -> kind, for the hot path (primitives of array backends carry NumPy dtypes)."""
+
+
+def kind_of(dtype: object) -> Kind:
+    """The kind of a primitive's ``dtype`` attribute (a NumPy dtype or a DType)."""
+    kind = KIND_OF_NUMPY.get(dtype)
+    return kind if kind is not None else DType.of(dtype).kind

@@ -1,0 +1,1 @@
+"""The op groups of the backend interface, one module each, as in Burn."""

@@ -1,0 +1,195 @@
+"""The core of ``Tensor``: the primitive and device it holds, dispatch to the backend, and the checks
+that every op shares (kinds, dtypes, devices, shapes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._dtype import KIND_OF_NUMPY, DType, Kind, kind_of
+from ._shape import Shape, broadcast_shapes, normalize_dim
+
+if TYPE_CHECKING:
+    from ._backend import Backend
+    from ._device import Device
+    from ._tensor import Tensor
+
+PREFIX = {Kind.FLOAT: "float_", Kind.INT: "int_", Kind.BOOL: "bool_"}
+KIND_NAMES = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+
+
+class TensorBase:
+    """Holds a backend primitive and its device; the op families of ``Tensor`` build on this."""
+
+    __slots__ = ("__weakref__", "_device", "_primitive")
+
+    _primitive: Any
+    _device: Device
+
+    def __init__(self, primitive: Any, device: Device) -> None:
+        self._primitive = primitive
+        self._device = device
+
+    # -- what the tensor is -----------------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        """The dimensions, as a ``Shape``."""
+        return Shape(self._primitive.shape)
+
+    def dims(self) -> list[int]:
+        """The dimensions, as a list (Burn's ``dims``)."""
+        return list(self._primitive.shape)
+
+    @property
+    def rank(self) -> int:
+        """The number of dimensions."""
+        return len(self._primitive.shape)
+
+    ndim = rank
+
+    @property
+    def dtype(self) -> DType:
+        """The element type."""
+        return DType.of(self._primitive.dtype)
+
+    @property
+    def kind(self) -> Kind:
+        """Float, Int or Bool."""
+        kind = KIND_OF_NUMPY.get(self._primitive.dtype)
+        return kind if kind is not None else kind_of(self._primitive.dtype)
+
+    @property
+    def device(self) -> Device:
+        """The device the tensor lives on."""
+        return self._device
+
+    @property
+    def backend(self) -> Backend:
+        """The backend of the tensor's device."""
+        return self._device.backend
+
+    @property
+    def primitive(self) -> Any:
+        """The backend's own representation (opaque to everyone but that backend)."""
+        return self._primitive
+
+    def num_elements(self) -> int:
+        """The number of elements."""
+        count = 1
+        for size in self._primitive.shape:
+            count *= size
+        return count
+
+    # -- dispatch ---------------------------------------------------------------------------------
+    def _op(self, name: str) -> Any:
+        """The backend method ``<kind>_<name>`` for this tensor's kind."""
+        return getattr(self._device.backend, PREFIX[self.kind] + name)
+
+    def _new(self, primitive: Any) -> Tensor:
+        """A tensor on this tensor's device around ``primitive``."""
+        out = object.__new__(type(self))
+        out._primitive = primitive
+        out._device = self._device
+        return out  # type: ignore[return-value]
+
+    # -- checks -----------------------------------------------------------------------------------
+    def _describe(self) -> str:
+        return f"{KIND_NAMES[self.kind]} {self.dtype} tensor of shape {list(self._primitive.shape)}"
+
+    def _require_kind(self, op: str, *kinds: Kind) -> Kind:
+        kind = self.kind
+        if kind not in kinds:
+            wanted = " or ".join(KIND_NAMES[k] for k in kinds)
+            hint = " (convert with .float())" if Kind.FLOAT in kinds else ""
+            raise TypeError(f"{op}: expected a {wanted} tensor, got a {self._describe()}{hint}")
+        return kind
+
+    def _check_other(self, op: str, other: object) -> TensorBase:
+        """``other`` as a tensor of this tensor's kind, dtype and device, or a clear error."""
+        if not isinstance(other, TensorBase):
+            raise TypeError(f"{op}: expected a Tensor, got {type(other).__name__}")
+        p, q = self._primitive, other._primitive
+        if p.dtype != q.dtype:
+            raise TypeError(
+                f"{op}: dtypes differ: {self._describe()} and {other._describe()}; "
+                f"there is no implicit promotion, cast one side with .cast(...)"
+            )
+        device = self._device
+        if device is not other._device and device != other._device:
+            raise ValueError(
+                f"{op}: tensors are on different devices, {device} and {other._device}; "
+                f"move one with .to_device(...)"
+            )
+        return other
+
+    def _check_binary(self, op: str, other: object) -> TensorBase:
+        """As ``_check_other``, and the shapes must broadcast (equal rank, dims equal or 1)."""
+        checked = self._check_other(op, other)
+        if self._primitive.shape != checked._primitive.shape:
+            broadcast_shapes(op, tuple(self._primitive.shape), tuple(checked._primitive.shape))
+        return checked
+
+    def _check_device_of(self, op: str, other: TensorBase) -> None:
+        device = self._device
+        if device is not other._device and device != other._device:
+            raise ValueError(f"{op}: tensors are on different devices, {device} and {other._device}")
+
+    def _check_indices(self, op: str, indices: object) -> TensorBase:
+        if not isinstance(indices, TensorBase) or indices.kind is not Kind.INT:
+            got = indices._describe() if isinstance(indices, TensorBase) else type(indices).__name__
+            raise TypeError(f"{op}: indices must be an Int tensor, got {got}")
+        self._check_device_of(op, indices)
+        return indices
+
+    def _check_mask(self, op: str, mask: object) -> TensorBase:
+        if not isinstance(mask, TensorBase) or mask.kind is not Kind.BOOL:
+            got = mask._describe() if isinstance(mask, TensorBase) else type(mask).__name__
+            raise TypeError(f"{op}: mask must be a Bool tensor, got {got}")
+        self._check_device_of(op, mask)
+        if mask._primitive.shape != self._primitive.shape:
+            broadcast_shapes(op, tuple(self._primitive.shape), tuple(mask._primitive.shape))
+        return mask
+
+    def _dim(self, op: str, dim: int) -> int:
+        return normalize_dim(op, dim, len(self._primitive.shape))
+
+    def _dims(self, op: str, dims: Sequence[int]) -> list[int]:
+        rank = len(self._primitive.shape)
+        out = [normalize_dim(op, d, rank) for d in dims]
+        if len(set(out)) != len(out):
+            raise ValueError(f"{op}: repeated dims in {list(dims)}")
+        return out
+
+    def _scalar(self, op: str, value: object) -> Any:
+        """A Python scalar converted for this tensor's kind: no silent truncation of floats to ints."""
+        kind = self.kind
+        if kind is Kind.FLOAT:
+            if isinstance(value, (bool, complex)) or not isinstance(value, (int, float)):
+                if hasattr(value, "__float__") and not isinstance(value, (bool, complex, TensorBase)):
+                    return float(value)  # type: ignore[arg-type]
+                raise TypeError(f"{op}: expected a number for a {self._describe()}, got {value!r}")
+            return float(value)
+        if kind is Kind.INT:
+            if isinstance(value, bool) or not hasattr(value, "__index__"):
+                raise TypeError(
+                    f"{op}: expected an int for an {self._describe()}, got {value!r}; "
+                    f"convert the tensor with .float() to combine it with floats"
+                )
+            return int(value)  # type: ignore[call-overload]
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise TypeError(f"{op}: expected a bool for a {self._describe()}, got {value!r}")
+        return bool(value)
+
+
+def check_same_rank(op: str, tensors: Sequence[TensorBase]) -> None:
+    """All tensors of one kind, dtype, device and rank, or a clear error."""
+    if not tensors:
+        raise ValueError(f"{op}: expected at least one tensor")
+    first = tensors[0]
+    for other in tensors[1:]:
+        first._check_other(op, other)
+        if len(other._primitive.shape) != len(first._primitive.shape):
+            raise ValueError(
+                f"{op}: tensors must have the same rank, got shapes "
+                f"{[list(t._primitive.shape) for t in tensors]}"
+            )

@@ -1,0 +1,31 @@
+"""The backend conformance suite: one set of tests over the ``Tensor`` API that any backend runs.
+
+Run it with ``python -m pytest --pyargs burn_backend.testing --backend SPEC``, where SPEC is a device
+spec of an installed backend (``ndarray``, ``autodiff-ndarray``, ``cuda:0``) or ``module:expression``
+evaluated in that module (``burn_ndarray:NdArray()``, ``mypkg:MyBackend(option=1)``); ``--backend`` may
+be given several times. The option comes from this package's pytest plugin (``-p no:burn`` disables it).
+
+Values are checked against NumPy in float64 on random inputs. A spy around the backend counts every
+interface method the suite calls, and ``test_zz_coverage`` fails if any was never called; a signature
+check rejects methods whose parameters differ from the interface. A backend declares the tests it
+cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason); they run as strict
+expected failures, so an exclusion that starts passing is reported.
+"""
+
+from ._helpers import FLOAT_DTYPES as FLOAT_DTYPES
+from ._helpers import INT_DTYPES as INT_DTYPES
+from ._helpers import check as check
+from ._helpers import make as make
+from ._helpers import random_array as random_array
+from ._helpers import require_dtype as require_dtype
+from ._spy import interface_methods as interface_methods
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "INT_DTYPES",
+    "check",
+    "interface_methods",
+    "make",
+    "random_array",
+    "require_dtype",
+]

@@ -1,0 +1,53 @@
+"""``NdArray``: the CPU backend on NumPy."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from burn_backend import Backend, Device, DType
+
+from ._ops._array import GENERATORS, check_device
+from ._ops.activation import ActivationOps
+from ._ops.bool import BoolOps
+from ._ops.float import FloatOps
+from ._ops.int import IntOps
+from ._ops.module import ModuleOps
+
+
+class NdArray(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
+    """The CPU backend: tensors are NumPy arrays, matrix products and convolutions use BLAS.
+
+    Args:
+        float_dtype: the default float dtype (f32 unless set).
+        int_dtype: the default int dtype, also that of returned indices (i64 unless set).
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> device = NdArray().device()
+        >>> Tensor.from_data([[1.0, 2.0]], device=device).sum().into_scalar()
+        3.0
+    """
+
+    name: ClassVar[str] = "ndarray"
+    is_cpu: ClassVar[bool] = True
+
+    def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
+        super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
+
+    def device_count(self) -> int:
+        return 1
+
+    def seed(self, device: Device, seed: int) -> None:
+        check_device(device)
+        GENERATORS[device.index] = np.random.default_rng(seed)
+
+    def sync(self, device: Device) -> None:
+        """NumPy computes eagerly: nothing is ever queued."""
+
+    def supports_dtype(self, device: Device, dtype: DType) -> bool:
+        return True
+
+    def settings(self) -> tuple[Any, ...]:
+        return (self.float_dtype, self.int_dtype)

@@ -1,0 +1,1 @@
+"""NdArray's op groups, one module each, mirroring ``burn_backend``'s interface."""
