@@ -60,7 +60,7 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
             return True
         if type(other) is not type(self):
             return NotImplemented
-        return self.settings() == other.settings()  # type: ignore[attr-defined]
+        return self.settings() == other.settings()
 
     def __hash__(self) -> int:
         return hash((type(self), self.settings()))

@@ -126,9 +126,10 @@ class TensorData:
     def _wrap(cls, array: np.ndarray[Any, Any]) -> TensorData:
         """Take ``array`` as it is, without copying (the caller hands over ownership)."""
         data = cls.__new__(cls)
-        array = np.ascontiguousarray(array)
-        array.flags.writeable = False
-        data._array = array
+        # a read-only view: the caller's array (a backend's primitive, say) keeps its own flags
+        view = np.asarray(array, order="C").view()
+        view.flags.writeable = False
+        data._array = view
         return data
 
     @property
@@ -173,7 +174,8 @@ class TensorData:
         dtype = DType.of(dtype)
         if dtype.numpy == self._array.dtype:
             return self
-        return TensorData._wrap(self._array.astype(dtype.numpy))
+        with np.errstate(all="ignore"):  # out-of-range values convert as NumPy does, silently
+            return TensorData._wrap(self._array.astype(dtype.numpy))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TensorData):
@@ -223,8 +225,10 @@ class TensorData:
             tolerance = Tolerance.for_dtype(self.dtype)
         actual = self._array.astype(np.float64)
         expected = other._array.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            close = np.abs(actual - expected) <= tolerance.absolute + tolerance.relative * np.abs(expected)
+        with np.errstate(invalid="ignore", over="ignore"):
+            bound = tolerance.absolute + tolerance.relative * np.abs(expected)
+            # an infinite expected value admits only itself: its relative bound would admit anything
+            close = np.isfinite(expected) & (np.abs(actual - expected) <= bound)
         close |= (actual == expected) | (np.isnan(actual) & np.isnan(expected))
         self._report(close, actual, expected, f"assert_approx_eq ({tolerance})")
 
@@ -248,6 +252,9 @@ class TensorData:
                 f"  at {list(position)}: {actual[position].item()!r} != {expected[position].item()!r}"
             )
         if actual.dtype.kind == "f":
-            with np.errstate(invalid="ignore"):
-                lines.append(f"  largest absolute error: {np.nanmax(np.abs(actual - expected)[~ok]):.3g}")
+            with np.errstate(invalid="ignore", over="ignore"):
+                errors = np.abs(actual - expected)[~ok]
+            errors = errors[np.isfinite(errors)]
+            if errors.size:
+                lines.append(f"  largest finite absolute error: {errors.max():.3g}")
         raise AssertionError("\n".join(lines))

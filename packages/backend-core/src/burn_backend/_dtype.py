@@ -93,11 +93,12 @@ class DType(enum.Enum):
         Raises:
             TypeError: ``value`` names no supported dtype.
         """
-        found = _LOOKUP.get(value) if _hashable(value) else None  # type: ignore[arg-type]
+        found = _LOOKUP.get(value) if _hashable(value) else None
         if found is not None:
             return found
         try:
-            found = _LOOKUP.get(np.dtype(value))  # type: ignore[call-overload]
+            # NumPy's names and types too ("float64", np.int8); None would silently mean float64
+            found = None if value is None else _LOOKUP.get(np.dtype(value))  # type: ignore[call-overload]
         except TypeError:
             found = None
         if found is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable
-from typing import SupportsIndex
+from typing import Any, SupportsIndex
 
 
 class Shape(tuple[int, ...]):
@@ -21,10 +21,11 @@ class Shape(tuple[int, ...]):
     __slots__ = ()
 
     def __new__(cls, *dims: int | Iterable[SupportsIndex]) -> Shape:
+        values: tuple[Any, ...]
         if len(dims) == 1 and not isinstance(dims[0], int):
             values = tuple(dims[0])
         else:
-            values = dims
+            values = tuple(dims)
         try:
             checked = tuple(operator.index(d) for d in values)
         except TypeError:

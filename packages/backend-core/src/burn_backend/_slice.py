@@ -83,8 +83,11 @@ def canonical_slices(op: str, shape: Sequence[int], ranges: Sequence[SliceLike])
 
 def slice_length(canonical: slice) -> int:
     """The number of elements a canonical slice selects."""
-    start, stop, step = canonical.start, canonical.stop, canonical.step
+    start: int = canonical.start
+    stop: int | None = canonical.stop
+    step: int = canonical.step
     if step > 0:
+        assert stop is not None
         return max(0, (stop - start + step - 1) // step)
     stop = -1 if stop is None else stop
     return max(0, (start - stop + (-step) - 1) // (-step))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from ._dtype import DType, Kind
 from ._registry import default_device, parse_device
 from ._shape import Shape, broadcast_shapes, normalize_dim
 from ._slice import SliceLike, canonical_slices
-from ._tensor_base import KIND_NAMES, PREFIX, TensorBase, check_same_rank
+from ._tensor_base import KIND_NAMES, PREFIX, KindConversions, TensorBase, check_same_rank
 
 if TYPE_CHECKING:
     from ._backend import Gradients
@@ -50,6 +50,13 @@ def _shape_arg(op: str, shape: ShapeLike | int) -> tuple[int, ...]:
         return tuple(Shape(shape))
     except (TypeError, ValueError) as error:
         raise type(error)(f"{op}: {error}") from None
+
+
+def _range_list(ranges: Sequence[SliceLike] | SliceLike) -> list[SliceLike]:
+    """One range, or a list or tuple of them, as a list."""
+    if isinstance(ranges, (list, tuple)):
+        return list(ranges)
+    return [cast(SliceLike, ranges)]
 
 
 def _float_unary(name: str, doc: str) -> Callable[[Tensor], Tensor]:
@@ -87,7 +94,7 @@ def _comparison(name: str, symbol: str) -> Callable[[Tensor, Tensor | Number], T
 
 
 def _elem_comparison(name: str, symbol: str) -> Callable[[Tensor, Number], Tensor]:
-    def op(self: Tensor, other: Number) -> Tensor:
+    def op(self: Tensor, other: object) -> Tensor:
         if isinstance(other, TensorBase):
             raise TypeError(f"{name}_elem: expected a scalar, got a tensor; use {name}(...)")
         return getattr(self, name)(other)  # type: ignore[no-any-return]
@@ -97,7 +104,7 @@ def _elem_comparison(name: str, symbol: str) -> Callable[[Tensor, Number], Tenso
     return op
 
 
-class Tensor(TensorBase):
+class Tensor(KindConversions):
     """A tensor on some device of some backend; its kind (Float, Int, Bool) and dtype are properties.
 
     Tensors are values: every op returns a new tensor and never changes its inputs. Binary ops need
@@ -359,43 +366,6 @@ class Tensor(TensorBase):
             return Tensor(self._op("to_device")(self._primitive, device), device)
         return Tensor.from_data(self.to_data(), device, self.dtype)
 
-    def float(self, dtype: DType | str | None = None) -> Tensor:
-        """This tensor as Float (the device's float dtype unless ``dtype`` is given)."""
-        kind = self.kind
-        backend = self._device.backend
-        target = backend.float_dtype if dtype is None else DType.of(dtype)
-        if not target.is_float:
-            raise TypeError(f"float: {target} is not a float dtype")
-        if kind is Kind.FLOAT:
-            return self if target == self.dtype else self._new(backend.float_cast(self._primitive, target))
-        return self._new(getattr(backend, PREFIX[kind] + "into_float")(self._primitive, target))
-
-    def int(self, dtype: DType | str | None = None) -> Tensor:
-        """This tensor as Int (floats truncate toward zero; the device's int dtype unless given)."""
-        kind = self.kind
-        backend = self._device.backend
-        target = backend.int_dtype if dtype is None else DType.of(dtype)
-        if not target.is_int:
-            raise TypeError(f"int: {target} is not an int dtype")
-        if kind is Kind.INT:
-            return self if target == self.dtype else self._new(backend.int_cast(self._primitive, target))
-        return self._new(getattr(backend, PREFIX[kind] + "into_int")(self._primitive, target))
-
-    def bool(self) -> Tensor:
-        """This tensor as Bool: true where non-zero."""
-        if self.kind is Kind.BOOL:
-            return self
-        return self.not_equal_elem(0)
-
-    def cast(self, dtype: DType | str) -> Tensor:
-        """This tensor with elements of ``dtype`` (across kinds too: floats to ints truncate)."""
-        dtype = DType.of(dtype)
-        if dtype.kind is Kind.FLOAT:
-            return self.float(dtype)
-        if dtype.kind is Kind.INT:
-            return self.int(dtype)
-        return self.bool()
-
     # == arithmetic ================================================================================
     def _arith(self, name: str, other: object) -> Tensor:
         kind = self.kind
@@ -508,8 +478,10 @@ class Tensor(TensorBase):
         kind = self._require_kind("powi", Kind.FLOAT, Kind.INT)
         backend = self._device.backend
         if isinstance(exponent, TensorBase):
-            self._check_indices("powi", exponent)
-            if self.rank != exponent.rank:
+            if exponent.kind is not Kind.INT:
+                raise TypeError(f"powi: the exponent must be an Int tensor, got a {exponent._describe()}")
+            self._check_device_of("powi", exponent)
+            if self._primitive.shape != exponent._primitive.shape:
                 broadcast_shapes("powi", tuple(self._primitive.shape), tuple(exponent._primitive.shape))
             exponent_p = exponent._primitive
             if kind is Kind.INT:
@@ -526,11 +498,7 @@ class Tensor(TensorBase):
     def pow(self, exponent: Tensor | Number) -> Tensor:
         """``self ** exponent``, choosing ``powf`` or ``powi`` by the exponent's kind."""
         if isinstance(exponent, TensorBase):
-            return (
-                self.powi(exponent)
-                if exponent.kind is Kind.INT and self.kind is Kind.INT
-                else self.powf(exponent)
-            )
+            return self.powi(exponent) if exponent.kind is Kind.INT else self.powf(exponent)
         if isinstance(exponent, int) and not isinstance(exponent, bool):
             return self.powi(exponent)
         return self.powf(exponent)
@@ -600,6 +568,7 @@ class Tensor(TensorBase):
 
     def rsqrt(self) -> Tensor:
         """``1 / sqrt(x)``."""
+        self._require_kind("rsqrt", Kind.FLOAT)
         return self.sqrt().recip()
 
     # == comparison ================================================================================
@@ -1149,16 +1118,12 @@ class Tensor(TensorBase):
         A range is a ``Slice`` (Burn's semantics), a Python ``slice`` or ``range``, or an int ``i``
         (taken as ``i..i+1``).
         """
-        if not isinstance(ranges, (list, tuple)):
-            ranges = [ranges]  # type: ignore[list-item]
-        slices = canonical_slices("slice", self._primitive.shape, ranges)  # type: ignore[arg-type]
+        slices = canonical_slices("slice", self._primitive.shape, _range_list(ranges))
         return self._new(self._op("slice")(self._primitive, slices))
 
     def slice_assign(self, ranges: Sequence[SliceLike] | SliceLike, values: Tensor) -> Tensor:
         """A copy with the region in ``ranges`` replaced by ``values`` (of the region's shape)."""
-        if not isinstance(ranges, (list, tuple)):
-            ranges = [ranges]  # type: ignore[list-item]
-        slices = canonical_slices("slice_assign", self._primitive.shape, ranges)  # type: ignore[arg-type]
+        slices = canonical_slices("slice_assign", self._primitive.shape, _range_list(ranges))
         self._check_other("slice_assign", values)
         region = tuple(len(range(s.start, -1 if s.stop is None else s.stop, s.step)) for s in slices)
         if tuple(values._primitive.shape) != region:

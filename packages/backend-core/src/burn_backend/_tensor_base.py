@@ -4,7 +4,7 @@ that every op shares (kinds, dtypes, devices, shapes)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._dtype import KIND_OF_NUMPY, DType, Kind, kind_of
 from ._shape import Shape, broadcast_shapes, normalize_dim
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 PREFIX = {Kind.FLOAT: "float_", Kind.INT: "int_", Kind.BOOL: "bool_"}
 KIND_NAMES = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "AEIOU" else "a"
 
 
 class TensorBase:
@@ -101,7 +105,9 @@ class TensorBase:
         if kind not in kinds:
             wanted = " or ".join(KIND_NAMES[k] for k in kinds)
             hint = " (convert with .float())" if Kind.FLOAT in kinds else ""
-            raise TypeError(f"{op}: expected a {wanted} tensor, got a {self._describe()}{hint}")
+            article = "an" if wanted.startswith("I") else "a"
+            got = self._describe()
+            raise TypeError(f"{op}: expected {article} {wanted} tensor, got {_article(got)} {got}{hint}")
         return kind
 
     def _check_other(self, op: str, other: object) -> TensorBase:
@@ -166,7 +172,7 @@ class TensorBase:
         if kind is Kind.FLOAT:
             if isinstance(value, (bool, complex)) or not isinstance(value, (int, float)):
                 if hasattr(value, "__float__") and not isinstance(value, (bool, complex, TensorBase)):
-                    return float(value)  # type: ignore[arg-type]
+                    return float(value)
                 raise TypeError(f"{op}: expected a number for a {self._describe()}, got {value!r}")
             return float(value)
         if kind is Kind.INT:
@@ -175,7 +181,7 @@ class TensorBase:
                     f"{op}: expected an int for an {self._describe()}, got {value!r}; "
                     f"convert the tensor with .float() to combine it with floats"
                 )
-            return int(value)  # type: ignore[call-overload]
+            return int(value)
         if not isinstance(value, (bool, int)) or value not in (0, 1):
             raise TypeError(f"{op}: expected a bool for a {self._describe()}, got {value!r}")
         return bool(value)
@@ -193,3 +199,55 @@ def check_same_rank(op: str, tensors: Sequence[TensorBase]) -> None:
                 f"{op}: tensors must have the same rank, got shapes "
                 f"{[list(t._primitive.shape) for t in tensors]}"
             )
+
+
+class KindConversions(TensorBase):
+    """``float``, ``int``, ``bool`` and ``cast``: in their own class so that, inside ``Tensor``, the
+    names ``float``, ``int`` and ``bool`` still mean the builtin types."""
+
+    __slots__ = ()
+
+    def float(self, dtype: DType | str | None = None) -> Tensor:
+        """This tensor as Float (the device's float dtype unless ``dtype`` is given)."""
+        kind = self.kind
+        backend = self._device.backend
+        target = backend.float_dtype if dtype is None else DType.of(dtype)
+        if not target.is_float:
+            raise TypeError(f"float: {target} is not a float dtype")
+        if kind is Kind.FLOAT:
+            return (
+                cast("Tensor", self)
+                if target == self.dtype
+                else self._new(backend.float_cast(self._primitive, target))
+            )
+        return self._new(getattr(backend, PREFIX[kind] + "into_float")(self._primitive, target))
+
+    def int(self, dtype: DType | str | None = None) -> Tensor:
+        """This tensor as Int (floats truncate toward zero; the device's int dtype unless given)."""
+        kind = self.kind
+        backend = self._device.backend
+        target = backend.int_dtype if dtype is None else DType.of(dtype)
+        if not target.is_int:
+            raise TypeError(f"int: {target} is not an int dtype")
+        if kind is Kind.INT:
+            return (
+                cast("Tensor", self)
+                if target == self.dtype
+                else self._new(backend.int_cast(self._primitive, target))
+            )
+        return self._new(getattr(backend, PREFIX[kind] + "into_int")(self._primitive, target))
+
+    def bool(self) -> Tensor:
+        """This tensor as Bool: true where non-zero."""
+        if self.kind is Kind.BOOL:
+            return cast("Tensor", self)
+        return cast("Tensor", self).not_equal_elem(0)
+
+    def cast(self, dtype: DType | str) -> Tensor:
+        """This tensor with elements of ``dtype`` (across kinds too: floats to ints truncate)."""
+        dtype = DType.of(dtype)
+        if dtype.kind is Kind.FLOAT:
+            return self.float(dtype)
+        if dtype.kind is Kind.INT:
+            return self.int(dtype)
+        return self.bool()

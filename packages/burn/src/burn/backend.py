@@ -1,4 +1,5 @@
-"""Backends and backend decorators: ``NdArray``, ``Cuda``, ``Autodiff``, ``Fusion``, ``Router``.
+"""Backends and backend decorators (``NdArray``, ``Cuda``, ``Autodiff``, ``Fusion``, ``Router``), the
+backend interfaces and the device functions.
 
 Each name is imported from its own package on first use; a missing package raises
 ``ModuleNotFoundError`` naming the extra that installs it, e.g. ``pip install 'burn[cuda]'``.
@@ -12,6 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from burn_backend import AutodiffBackend as AutodiffBackend
+from burn_backend import Backend as Backend
+from burn_backend import Device as Device
+from burn_backend import default_device as default_device
+from burn_backend import parse_device as parse_device
+from burn_backend import set_default_device as set_default_device
+
 from ._reexport import import_extra
 
 # name -> (module providing it, extra of ``burn`` installing that module)
@@ -23,7 +31,15 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "Router": ("burn_router", "router"),
 }
 
-__all__ = sorted(PROVIDERS)
+__all__ = [
+    *sorted(PROVIDERS),
+    "Backend",
+    "AutodiffBackend",
+    "Device",
+    "default_device",
+    "parse_device",
+    "set_default_device",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -44,6 +44,10 @@ def cat(backend: Any, prefix: str, tensors: Sequence[P], dim: int) -> P:
 
 
 def repeat_dim(backend: Any, prefix: str, tensor: P, dim: int, times: int) -> P:
+    if times == 0:
+        slices = full_slices(tensor.shape)
+        slices[dim] = slice(0, 0, 1)
+        return op(backend, prefix, "slice")(tensor, tuple(slices))
     return op(backend, prefix, "cat")([tensor] * times, dim)
 
 
@@ -94,8 +98,14 @@ def pick_dim(backend: Any, prefix: str, arg: str, tensor: P, dim: int) -> tuple[
 
 
 def last_along(backend: Any, prefix: str, tensor: P, dim: int) -> P:
-    slices = full_slices(tensor.shape)
+    """The last entry along ``dim`` (kept with size 1); ones where the dim is empty (empty products)."""
     size = tensor.shape[dim]
+    if size == 0:
+        shape = list(tensor.shape)
+        shape[dim] = 1
+        device = op(backend, prefix, "device")(tensor)
+        return op(backend, prefix, "ones")(tuple(shape), device, DType.of(tensor.dtype))
+    slices = full_slices(tensor.shape)
     slices[dim] = slice(size - 1, size, 1)
     return op(backend, prefix, "slice")(tensor, tuple(slices))
 

@@ -134,8 +134,8 @@ class FloatTensorOps(abc.ABC):
         return self.float_mul_scalar(tensor, -1.0)
 
     def float_sign(self, tensor: P) -> P:
-        """-1, 0 or 1 by the sign of each value."""
-        return g.sign(self, "float", tensor)
+        """-1, 0 or 1 by the sign of each value (NaN stays NaN)."""
+        return self.float_mask_where(g.sign(self, "float", tensor), self.float_is_nan(tensor), tensor)
 
     def float_clamp(self, tensor: P, minimum: float, maximum: float) -> P:
         """Values limited to ``[minimum, maximum]``."""

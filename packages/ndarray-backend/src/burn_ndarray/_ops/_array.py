@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from burn_backend import Device, TensorData
+from burn_backend import Device, DType, TensorData
 
 Array = Any  # np.ndarray or a NumPy scalar (rank 0)
+_BF16 = DType.BF16.numpy
 
 
 # One generator per device index, shared by every NdArray object: backends are values, and two equal
@@ -47,7 +48,8 @@ def into_data(self: Any, tensor: Array) -> TensorData:
 
 
 def device_of(self: Any, tensor: Array) -> Device:
-    return self.device(0)
+    device: Device = self.device(0)
+    return device
 
 
 def to_device(self: Any, tensor: Array, device: Device) -> Array:
@@ -135,7 +137,8 @@ def select(self: Any, tensor: Array, dim: int, indices: Array) -> Array:
 
 def select_add(self: Any, tensor: Array, dim: int, indices: Array, values: Array) -> Array:
     out = np.array(tensor, copy=True)
-    np.add.at(out, (slice(None),) * dim + (indices,), values)
+    index: Any = (slice(None),) * dim + (indices,)
+    np.add.at(out, index, values)
     return out
 
 
@@ -156,18 +159,30 @@ def equal_elem(self: Any, lhs: Array, rhs: Any) -> Array:
 
 
 def greater(self: Any, lhs: Array, rhs: Any) -> Array:
+    if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+        with np.errstate(all="ignore"):
+            return np.greater(lhs, rhs)
     return np.greater(lhs, rhs)
 
 
 def greater_equal(self: Any, lhs: Array, rhs: Any) -> Array:
+    if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+        with np.errstate(all="ignore"):
+            return np.greater_equal(lhs, rhs)
     return np.greater_equal(lhs, rhs)
 
 
 def lower(self: Any, lhs: Array, rhs: Any) -> Array:
+    if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+        with np.errstate(all="ignore"):
+            return np.less(lhs, rhs)
     return np.less(lhs, rhs)
 
 
 def lower_equal(self: Any, lhs: Array, rhs: Any) -> Array:
+    if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+        with np.errstate(all="ignore"):
+            return np.less_equal(lhs, rhs)
     return np.less_equal(lhs, rhs)
 
 

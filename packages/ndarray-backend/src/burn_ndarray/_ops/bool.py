@@ -78,7 +78,8 @@ class BoolOps:
 
     def bool_select_or(self, tensor: Array, dim: int, indices: Array, values: Array) -> Array:
         out = np.array(tensor, copy=True)
-        np.logical_or.at(out, (slice(None),) * dim + (indices,), values)
+        index: Any = (slice(None),) * dim + (indices,)
+        np.logical_or.at(out, index, values)
         return out
 
     def bool_argwhere(self, tensor: Array) -> Array:

@@ -14,7 +14,6 @@ from ._special import erf
 Array = Any
 _LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
 _BF16 = DType.BF16.numpy
-_QUIET = {"all": "ignore"}
 
 
 def _scalar(tensor: Array, value: float) -> Any:
@@ -93,51 +92,76 @@ class FloatOps:
         return sample(a.rng(device), shape, distribution).astype(dtype.numpy)
 
     def float_into_int(self, tensor: Array, dtype: DType) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.asarray(tensor).astype(dtype.numpy)
 
     def float_cast(self, tensor: Array, dtype: DType) -> Array:
-        return np.asarray(tensor).astype(dtype.numpy)
+        with np.errstate(all="ignore"):
+            return np.asarray(tensor).astype(dtype.numpy)
 
     def float_mask_fill(self, tensor: Array, mask: Array, value: float) -> Array:
         return np.where(mask, tensor.dtype.type(value), tensor)
 
     def float_add(self, lhs: Array, rhs: Array) -> Array:
-        return lhs + rhs
+        try:
+            return lhs + rhs
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs + rhs
 
     def float_add_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs + _scalar(lhs, rhs)
+        try:
+            return lhs + _scalar(lhs, rhs)
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs + _scalar(lhs, rhs)
 
     def float_sub(self, lhs: Array, rhs: Array) -> Array:
-        return lhs - rhs
+        try:
+            return lhs - rhs
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs - rhs
 
     def float_sub_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs - _scalar(lhs, rhs)
+        try:
+            return lhs - _scalar(lhs, rhs)
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs - _scalar(lhs, rhs)
 
     def float_mul(self, lhs: Array, rhs: Array) -> Array:
-        return lhs * rhs
+        try:
+            return lhs * rhs
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs * rhs
 
     def float_mul_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs * _scalar(lhs, rhs)
+        try:
+            return lhs * _scalar(lhs, rhs)
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return lhs * _scalar(lhs, rhs)
 
     def float_div(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return lhs / rhs
 
     def float_div_scalar(self, lhs: Array, rhs: float) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return lhs / _scalar(lhs, rhs)
 
     def float_remainder(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.remainder(lhs, rhs)
 
     def float_remainder_scalar(self, lhs: Array, rhs: float) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.remainder(lhs, _scalar(lhs, rhs))
 
     def float_recip(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.reciprocal(tensor)
 
     def float_neg(self, tensor: Array) -> Array:
@@ -147,7 +171,10 @@ class FloatOps:
         return np.sign(tensor)
 
     def float_clamp(self, tensor: Array, minimum: float, maximum: float) -> Array:
-        return np.clip(tensor, _scalar(tensor, minimum), _scalar(tensor, maximum))
+        # np.clip promotes bf16 to f32: keep the tensor's dtype
+        return np.clip(tensor, _scalar(tensor, minimum), _scalar(tensor, maximum)).astype(
+            tensor.dtype, copy=False
+        )
 
     def float_clamp_min(self, tensor: Array, minimum: float) -> Array:
         return np.maximum(tensor, _scalar(tensor, minimum))
@@ -156,10 +183,11 @@ class FloatOps:
         return np.minimum(tensor, _scalar(tensor, maximum))
 
     def float_matmul(self, lhs: Array, rhs: Array) -> Array:
-        if lhs.dtype in _LOW_PRECISION:
-            # NumPy has no BLAS for f16 / bf16: multiply in f32 and round once at the end
-            return np.matmul(lhs.astype(np.float32), rhs.astype(np.float32)).astype(lhs.dtype)
-        return np.matmul(lhs, rhs)
+        with np.errstate(all="ignore"):
+            if lhs.dtype in _LOW_PRECISION:
+                # NumPy has no BLAS for f16 / bf16: multiply in f32 and round once at the end
+                return np.matmul(lhs.astype(np.float32), rhs.astype(np.float32)).astype(lhs.dtype)
+            return np.matmul(lhs, rhs)
 
     def float_cross(self, lhs: Array, rhs: Array, dim: int) -> Array:
         return np.cross(lhs, rhs, axis=dim)
@@ -171,15 +199,27 @@ class FloatOps:
         return lhs != _scalar(lhs, rhs)
 
     def float_greater_elem(self, lhs: Array, rhs: float) -> Array:
+        if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+            with np.errstate(all="ignore"):
+                return lhs > _scalar(lhs, rhs)
         return lhs > _scalar(lhs, rhs)
 
     def float_greater_equal_elem(self, lhs: Array, rhs: float) -> Array:
+        if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+            with np.errstate(all="ignore"):
+                return lhs >= _scalar(lhs, rhs)
         return lhs >= _scalar(lhs, rhs)
 
     def float_lower_elem(self, lhs: Array, rhs: float) -> Array:
+        if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+            with np.errstate(all="ignore"):
+                return lhs < _scalar(lhs, rhs)
         return lhs < _scalar(lhs, rhs)
 
     def float_lower_equal_elem(self, lhs: Array, rhs: float) -> Array:
+        if lhs.dtype == _BF16:  # ml_dtypes' bf16 comparisons warn on NaN
+            with np.errstate(all="ignore"):
+                return lhs <= _scalar(lhs, rhs)
         return lhs <= _scalar(lhs, rhs)
 
     def float_is_nan(self, tensor: Array) -> Array:
@@ -189,33 +229,42 @@ class FloatOps:
         return np.isinf(tensor)
 
     def float_sum(self, tensor: Array) -> Array:
-        return np.sum(tensor, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype).reshape(1)
+        with np.errstate(all="ignore"):
+            return np.sum(tensor, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype).reshape(1)
 
     def float_sum_dim(self, tensor: Array, dim: int) -> Array:
-        return np.sum(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype)
+        with np.errstate(all="ignore"):
+            return np.sum(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor)).astype(
+                tensor.dtype
+            )
 
     def float_mean(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
-            return np.mean(tensor, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype).reshape(1)
+        return self.float_mean_dim(np.reshape(tensor, (-1,)), 0)
 
     def float_mean_dim(self, tensor: Array, dim: int) -> Array:
-        with np.errstate(**_QUIET):
-            mean = np.mean(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor))
-        return mean.astype(tensor.dtype)
+        # sum / count rather than np.mean, which warns on empty input instead of giving NaN quietly
+        count = np.shape(tensor)[dim]
+        with np.errstate(all="ignore"):
+            total = np.sum(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor))
+            return (total / total.dtype.type(count) if count else total * np.nan).astype(tensor.dtype)
 
     def float_prod(self, tensor: Array) -> Array:
-        return np.prod(tensor, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype).reshape(1)
+        with np.errstate(all="ignore"):
+            return np.prod(tensor, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype).reshape(1)
 
     def float_prod_dim(self, tensor: Array, dim: int) -> Array:
-        return np.prod(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor)).astype(
-            tensor.dtype
-        )
+        with np.errstate(all="ignore"):
+            return np.prod(tensor, axis=dim, keepdims=True, dtype=_accumulation_dtype(tensor)).astype(
+                tensor.dtype
+            )
 
     def float_cumsum(self, tensor: Array, dim: int) -> Array:
-        return np.cumsum(tensor, axis=dim, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype)
+        with np.errstate(all="ignore"):
+            return np.cumsum(tensor, axis=dim, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype)
 
     def float_cumprod(self, tensor: Array, dim: int) -> Array:
-        return np.cumprod(tensor, axis=dim, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype)
+        with np.errstate(all="ignore"):
+            return np.cumprod(tensor, axis=dim, dtype=_accumulation_dtype(tensor)).astype(tensor.dtype)
 
     def float_max_abs(self, tensor: Array) -> Array:
         return np.max(np.abs(tensor)).reshape(1)
@@ -236,54 +285,57 @@ class FloatOps:
         return np.all(tensor, axis=dim, keepdims=True)
 
     def float_exp(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.exp(tensor)
 
     def float_log(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.log(tensor)
 
     def float_log1p(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.log1p(tensor)
 
     def float_sqrt(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.sqrt(tensor)
 
     def float_abs(self, tensor: Array) -> Array:
         return np.abs(tensor)
 
     def float_cos(self, tensor: Array) -> Array:
-        return np.cos(tensor)
+        with np.errstate(all="ignore"):
+            return np.cos(tensor)
 
     def float_sin(self, tensor: Array) -> Array:
-        return np.sin(tensor)
+        with np.errstate(all="ignore"):
+            return np.sin(tensor)
 
     def float_tan(self, tensor: Array) -> Array:
-        return np.tan(tensor)
+        with np.errstate(all="ignore"):
+            return np.tan(tensor)
 
     def float_cosh(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.cosh(tensor)
 
     def float_sinh(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.sinh(tensor)
 
     def float_tanh(self, tensor: Array) -> Array:
         return np.tanh(tensor)
 
     def float_acos(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.arccos(tensor)
 
     def float_acosh(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.arccosh(tensor)
 
     def float_asin(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.arcsin(tensor)
 
     def float_asinh(self, tensor: Array) -> Array:
@@ -293,7 +345,7 @@ class FloatOps:
         return np.arctan(tensor)
 
     def float_atanh(self, tensor: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.arctanh(tensor)
 
     def float_atan2(self, lhs: Array, rhs: Array) -> Array:
@@ -315,18 +367,19 @@ class FloatOps:
         return erf(np.asarray(tensor))
 
     def float_powf(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.power(lhs, rhs)
 
     def float_powf_scalar(self, tensor: Array, exponent: float) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             if exponent == 2.0:
                 return tensor * tensor
             return np.power(tensor, _scalar(tensor, exponent))
 
     def float_powi(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.power(lhs, rhs.astype(lhs.dtype))
 
     def float_hypot(self, lhs: Array, rhs: Array) -> Array:
-        return np.hypot(lhs, rhs)
+        with np.errstate(all="ignore"):
+            return np.hypot(lhs, rhs)

@@ -12,7 +12,6 @@ from . import _array as a
 from .float import sample
 
 Array = Any
-_QUIET = {"all": "ignore"}
 
 
 class IntOps:
@@ -112,19 +111,19 @@ class IntOps:
         return lhs * rhs
 
     def int_div(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.floor_divide(lhs, rhs)
 
     def int_div_scalar(self, lhs: Array, rhs: int) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.floor_divide(lhs, rhs)
 
     def int_remainder(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.remainder(lhs, rhs)
 
     def int_remainder_scalar(self, lhs: Array, rhs: int) -> Array:
-        with np.errstate(**_QUIET):
+        with np.errstate(all="ignore"):
             return np.remainder(lhs, rhs)
 
     def int_matmul(self, lhs: Array, rhs: Array) -> Array:

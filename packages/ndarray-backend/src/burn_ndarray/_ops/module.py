@@ -1,7 +1,954 @@
-"""NdArray's module ops (convolution, pooling, interpolation, attention) on NumPy."""
+"""NdArray's module ops (convolution, pooling, interpolation, attention) on NumPy.
+
+Convolutions are im2col plus BLAS: the columns of a chunk of the batch are gathered into a buffer that
+stays in cache, then one batched ``matmul`` per chunk. With unit strides the columns are contiguous runs
+of the flattened (padded) input: an output row is computed at the input's full width, so the window of
+each kernel offset is one contiguous slice, and the few extra columns are never exposed. Large batches are
+split over a few threads (as Burn's NdArray splits them over rayon): NumPy releases the GIL while it
+copies and multiplies, and a small GEMM gains little from BLAS's own threads. Pooling and resampling are
+separable and run one axis at a time over strided views. f16 and bf16 compute in f32.
+"""
 
 from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
+
+from burn_backend import (
+    AttentionOptions,
+    ConvOptions,
+    ConvTransposeOptions,
+    DType,
+    InterpolateOptions,
+    UnfoldOptions,
+)
+from burn_backend.module import (
+    adaptive_pool_windows,
+    avg_pool_divisors,
+    conv_output_size,
+    conv_transpose_output_size,
+    interpolation_taps,
+    pool_output_size,
+)
+
+Array = Any
+Sizes = Sequence[int]
+_LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
+_CHUNK_BYTES = 1 << 20  # im2col columns per chunk: small enough to stay in L2 between gather and GEMM
+_PARALLEL_BYTES = 1 << 21  # the least im2col work per thread worth a thread
+
+
+def _cpu_count() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+_THREADS = max(1, min(4, _cpu_count()))  # more threads contend for the GIL between the short NumPy calls
+_pool: ThreadPoolExecutor | None = None
+
+
+def _forget_pool() -> None:
+    # a forked child has none of the parent's threads: it makes its own pool when it needs one
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _batch_ranges(batch: int, bytes_per_item: int, least: int = _PARALLEL_BYTES) -> list[tuple[int, int]]:
+    """The batch split into contiguous ranges, one per thread, each with at least ``least`` bytes of work."""
+    parts = max(1, min(_THREADS, batch, batch * bytes_per_item // least))
+    bounds = [batch * i // parts for i in range(parts + 1)]
+    return list(itertools.pairwise(bounds))
+
+
+def _each(body: Callable[[int, int, int], None], ranges: list[tuple[int, int]]) -> None:
+    """``body(index, start, stop)`` for every range: the calling thread runs the first one."""
+    global _pool
+    if len(ranges) == 1:
+        body(0, *ranges[0])
+        return
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="burn-ndarray")
+    futures = [_pool.submit(body, index, start, stop) for index, (start, stop) in enumerate(ranges) if index]
+    body(0, *ranges[0])
+    for future in futures:
+        future.result()
+
+
+def _work(array: Array) -> Array:
+    """The array in the dtype to compute in (f32 for f16 / bf16, which have no BLAS)."""
+    array = np.asarray(array)
+    return array.astype(np.float32) if array.dtype in _LOW_PRECISION else array
+
+
+def _done(result: Array, dtype: Any) -> Array:
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _place(x: Array, low: Sizes, step: Sizes, size: Sizes, fill: float) -> Array:
+    """Trailing dims resized to ``size``: sample ``low + i * step`` holds ``x[i]``, the rest ``fill``."""
+    n = len(size)
+    lead = x.shape[: x.ndim - n]
+    spatial = x.shape[x.ndim - n :]
+    if tuple(low) == (0,) * n and tuple(step) == (1,) * n and tuple(size) == spatial:
+        return x
+    out = np.full(lead + tuple(size), fill, dtype=x.dtype)
+    source: list[slice] = [slice(None)] * len(lead)
+    target: list[slice] = [slice(None)] * len(lead)
+    for length, lo, st, extent in zip(spatial, low, step, size):
+        first = max(0, -(lo // st))
+        last = min(length - 1, (extent - 1 - lo) // st)
+        if last < first:
+            return out
+        source.append(slice(first, last + 1))
+        target.append(slice(lo + first * st, lo + last * st + 1, st))
+    out[tuple(target)] = x[tuple(source)]
+    return out
+
+
+def _along(array: Array, axis: int, start: int, count: int, step: int) -> Array:
+    """The strided view ``array[..., start : start + (count - 1) * step + 1 : step, ...]`` on ``axis``."""
+    index = [slice(None)] * array.ndim
+    index[axis] = slice(start, start + (count - 1) * step + 1, step)
+    return array[tuple(index)]
+
+
+def _chunk(batch: int, per_item: int) -> int:
+    return max(1, min(batch, _CHUNK_BYTES // max(1, per_item)))
+
+
+def _over_batch(function: Callable[[Array], Any], x: Array) -> Any:
+    """``function(x)`` for a batch-wise ``function`` (an array or a tuple of arrays out), run on slices of
+    the batch in parallel when ``x`` is large enough, the results joined along the batch."""
+    x = np.asarray(x)
+    ranges = _batch_ranges(x.shape[0], x[0].nbytes if x.shape[0] else 0, _PARALLEL_BYTES // 4)
+    if len(ranges) == 1:
+        return function(x)
+    parts: list[Any] = [None] * len(ranges)
+
+    def body(index: int, start: int, stop: int) -> None:
+        parts[index] = function(x[start:stop])
+
+    _each(body, ranges)
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(group, axis=0) for group in zip(*parts))
+    return np.concatenate(parts, axis=0)
+
+
+class _Columns:
+    """The im2col columns of ``x`` for a convolution whose output has spatial size ``out``.
+
+    ``length`` is the number of columns per batch item; with unit strides it is the *wide* length
+    (outputs computed at the padded input's full row width) and ``wide``/``narrow`` convert a compact
+    ``[batch, channels, *out]`` array to and from that layout.
+    """
+
+    def __init__(
+        self, x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, out: Sizes
+    ) -> None:
+        n = len(kernel)
+        self.kernel, self.stride, self.dilation, self.out = (
+            tuple(kernel),
+            tuple(stride),
+            tuple(dilation),
+            tuple(out),
+        )
+        self.batch, self.channels = x.shape[:2]
+        self.taps = math.prod(kernel)
+        extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+        self.padded = _place(x, padding, [1] * n, extent, 0.0)
+        self.extent = extent
+        self.contiguous = all(s == 1 for s in stride)
+        if self.contiguous:
+            # the window of kernel offset (i, j, ...) starts i * dilation * row + j * dilation + ... samples
+            # into the flattened plane: a single strided view [batch, channels, *kernel, length]
+            strides = [math.prod(extent[i + 1 :]) for i in range(n)]
+            self.row = strides[0]
+            self.length = sum((o - 1) * st for o, st in zip(out, strides)) + 1
+            flat = np.ascontiguousarray(self.padded).reshape(self.batch, self.channels, -1)
+            item = flat.itemsize
+            shape = (self.batch, self.channels, *self.kernel, self.length)
+            steps = (*flat.strides[:2], *(d * st * item for d, st in zip(dilation, strides)), item)
+            self.source = as_strided(flat, shape, steps, writeable=False)
+        else:
+            self.length = math.prod(out)
+            effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+            windows = sliding_window_view(self.padded, effective, axis=tuple(range(2, 2 + n)))
+            index = (slice(None), slice(None))
+            index += tuple(slice(None, None, s) for s in stride) + tuple(
+                slice(None, None, d) for d in dilation
+            )
+            windows = windows[index]
+            order = (0, 1, *range(2 + n, 2 + 2 * n), *range(2, 2 + n))
+            self.source = windows.transpose(order)  # [batch, channels, *kernel, *out]
+
+    @property
+    def bytes_per_item(self) -> int:
+        """The size of one batch item's columns."""
+        return int(self.channels * self.taps * self.length * self.padded.dtype.itemsize)
+
+    def chunks(self, first: int, last: int) -> Any:
+        """Yield ``(start, stop, columns)`` over the batch range ``[first, last)``, columns ``[stop -
+        start, channels * taps, length]`` in a buffer of this generator's own (reused per chunk)."""
+        size = _chunk(last - first, self.bytes_per_item)
+        buffer = np.empty((size, self.channels, self.taps, self.length), dtype=self.padded.dtype)
+        tail = self.source.shape[2:]
+        for start in range(first, last, size):
+            stop = min(last, start + size)
+            columns = buffer[: stop - start]
+            np.copyto(columns.reshape(stop - start, self.channels, *tail), self.source[start:stop])
+            yield start, stop, columns.reshape(stop - start, self.channels * self.taps, self.length)
+
+    def new_output(self, lead: tuple[int, ...], dtype: Any) -> Array:
+        """An uninitialized output buffer ``[*lead, length-or-wider]`` that ``narrow`` can view."""
+        width = self.out[0] * self.row if self.contiguous else self.length
+        return np.empty((*lead, width), dtype=dtype)
+
+    def narrow(self, buffer: Array) -> Array:
+        """A ``[batch, channels, *out]`` view of an output buffer made by ``new_output``."""
+        lead = buffer.shape[:2]
+        if not self.contiguous:
+            return buffer.reshape(*lead, *self.out)
+        grid = buffer.reshape(*lead, self.out[0], *self.extent[1:])
+        index = (slice(None), slice(None), slice(None), *(slice(0, o) for o in self.out[1:]))
+        return grid[index]
+
+    def wide(self, array: Array) -> Array:
+        """``[batch, channels, length]``: a compact ``[batch, channels, *out]`` array in the column layout."""
+        lead = array.shape[:2]
+        if not self.contiguous:
+            return array.reshape(*lead, self.length)
+        buffer = np.zeros((*lead, self.out[0] * self.row), dtype=array.dtype)
+        self.narrow(buffer)[...] = array
+        return buffer[:, :, : self.length]
+
+
+def _conv(
+    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """A convolution of work-dtype arrays, without bias, with spatial output ``out``."""
+    out_channels, per_group = weight.shape[:2]
+    columns = _Columns(x, weight.shape[2:], stride, padding, dilation, out)
+    depth = per_group * columns.taps
+    w = np.ascontiguousarray(weight).reshape(groups, out_channels // groups, depth)
+    buffer = columns.new_output((x.shape[0], groups, out_channels // groups), x.dtype)
+    length = columns.length
+
+    def body(_: int, first: int, last: int) -> None:
+        for start, stop, cols in columns.chunks(first, last):
+            target = buffer[start:stop, :, :, :length]
+            np.matmul(w, cols.reshape(stop - start, groups, depth, length), out=target)
+
+    _each(body, _batch_ranges(x.shape[0], columns.bytes_per_item))
+    return columns.narrow(buffer.reshape(x.shape[0], out_channels, -1))
+
+
+def _conv_weight_grad(
+    x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int
+) -> Array:
+    """``sum over batch and positions of grad * window of x``: ``[grad channels, x channels / groups,
+    *kernel]`` (the weight gradient of a convolution, and with roles swapped of a transposed one)."""
+    channels = x.shape[1]
+    grad_channels = grad.shape[1]
+    columns = _Columns(x, kernel, stride, padding, dilation, grad.shape[2:])
+    depth = channels // groups * columns.taps
+    g = columns.wide(grad).reshape(grad.shape[0], groups, grad_channels // groups, columns.length)
+    ranges = _batch_ranges(x.shape[0], columns.bytes_per_item)
+    partials = [np.zeros((groups, grad_channels // groups, depth), dtype=x.dtype) for _ in ranges]
+
+    def body(index: int, first: int, last: int) -> None:
+        for start, stop, cols in columns.chunks(first, last):
+            cols = cols.reshape(stop - start, groups, depth, columns.length)
+            partials[index] += np.matmul(g[start:stop], cols.swapaxes(-1, -2)).sum(axis=0)
+
+    _each(body, ranges)
+    total = partials[0]
+    for partial in partials[1:]:  # in range order, so the sum does not depend on thread timing
+        total += partial
+    return total.reshape(grad_channels, channels // groups, *kernel)
+
+
+def _conv_transpose(
+    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """A transposed convolution of work-dtype arrays, without bias, with spatial output ``out``: one
+    GEMM to the per-offset contributions, then a strided accumulation per kernel offset (col2im)."""
+    batch, in_channels = x.shape[:2]
+    per_group_out = weight.shape[1]
+    kernel = weight.shape[2:]
+    sizes = x.shape[2:]
+    per_group_in = in_channels // groups
+    taps = math.prod(kernel)
+    w = np.ascontiguousarray(weight).reshape(groups, per_group_in, per_group_out * taps).swapaxes(1, 2)
+    contributions = np.matmul(w, x.reshape(batch, groups, per_group_in, -1))
+    contributions = contributions.reshape(batch, groups * per_group_out, *kernel, *sizes)
+    full = [
+        max((n - 1) * s + (k - 1) * d + 1, p + o)
+        for n, s, k, d, p, o in zip(sizes, stride, kernel, dilation, padding, out)
+    ]
+    total = np.zeros((batch, groups * per_group_out, *full), dtype=x.dtype)
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        spans = tuple(
+            slice(i * d, i * d + (n - 1) * s + 1, s) for i, d, n, s in zip(offsets, dilation, sizes, stride)
+        )
+        target = (slice(None), slice(None), *spans)
+        source = (slice(None), slice(None), *offsets)
+        total[target] += contributions[source]
+    crop = (slice(None), slice(None), *(slice(p, p + o) for p, o in zip(padding, out)))
+    return total[crop]
+
+
+def _add_bias(y: Array, bias: Array | None) -> Array:
+    if bias is not None:
+        y += _work(bias).reshape((-1,) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _bias_grad(grad: Array) -> Array:
+    axes = (0, *range(2, grad.ndim))
+    return _done(np.sum(_work(grad), axis=axes), grad.dtype)
+
+
+def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+    out = [
+        conv_output_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(
+            x.shape[2:], weight.shape[2:], options.stride, options.padding, options.dilation
+        )
+    ]
+    y = _conv(_work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out)
+    return _done(_add_bias(y, bias), x.dtype)
+
+
+def _conv_x_backward(x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+    g = _conv_transpose(
+        _work(output_grad),
+        _work(weight),
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+        x.shape[2:],
+    )
+    return _done(np.ascontiguousarray(g), output_grad.dtype)
+
+
+def _conv_weight_backward(x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+    g = _conv_weight_grad(
+        _work(x),
+        _work(output_grad),
+        weight.shape[2:],
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    )
+    return _done(g, output_grad.dtype)
+
+
+def _conv_transpose_forward(
+    x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+) -> Array:
+    out = [
+        conv_transpose_output_size(n, k, s, p, q, d)
+        for n, k, s, p, q, d in zip(
+            x.shape[2:],
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
+    ]
+    y = _conv_transpose(
+        _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
+    )
+    return _done(np.ascontiguousarray(_add_bias(y, bias)), x.dtype)
+
+
+def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvTransposeOptions) -> Array:
+    sizes = [
+        (n + 2 * p - d * (k - 1) - q - 1) // s + 1
+        for n, k, s, p, q, d in zip(
+            output_grad.shape[2:],
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
+    ]
+    g = _conv(
+        _work(output_grad),
+        _work(weight),
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+        sizes,
+    )
+    return _done(g, output_grad.dtype)
+
+
+def _conv_transpose_weight_backward(
+    x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
+) -> Array:
+    g = _conv_weight_grad(
+        _work(output_grad),
+        _work(x),
+        weight.shape[2:],
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+    )
+    return _done(g, output_grad.dtype)
+
+
+# -- pooling ------------------------------------------------------------------------------------------
+def _max_pool(
+    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, ceil_mode: bool
+) -> Array:
+    x = np.asarray(x)
+    out = [
+        pool_output_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)
+    ]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    current = _place(x, padding, [1] * len(kernel), extent, -np.inf)
+    for axis in range(2, x.ndim):
+        k, s, d, o = kernel[axis - 2], stride[axis - 2], dilation[axis - 2], out[axis - 2]
+        if k == 1:
+            current = _along(current, axis, 0, o, s)
+            continue
+        result = np.maximum(_along(current, axis, 0, o, s), _along(current, axis, d, o, s))
+        for j in range(2, k):
+            np.maximum(result, _along(current, axis, j * d, o, s), out=result)
+        current = result
+    return np.ascontiguousarray(current)
+
+
+def _max_pool_with_indices(
+    x: Array,
+    kernel: Sizes,
+    stride: Sizes,
+    padding: Sizes,
+    dilation: Sizes,
+    ceil_mode: bool,
+    int_dtype: Any,
+) -> tuple[Array, Array]:
+    """Max pooling with PyTorch's index rule: windows scanned row-major, a later value wins if greater
+    or NaN. Reducing the last axis first, then the earlier ones, picks the same element."""
+    x = np.asarray(x)
+    n = len(kernel)
+    spatial = x.shape[2:]
+    out = [
+        pool_output_size(size, k, s, p, d, ceil_mode)
+        for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)
+    ]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    values = _place(x, padding, [1] * n, extent, -np.inf)
+    carried: list[Array] = []  # the input position along each axis reduced so far (last axis first)
+    for dim in reversed(range(n)):
+        axis = 2 + dim
+        k, s, d, p, o = kernel[dim], stride[dim], dilation[dim], padding[dim], out[dim]
+        starts = np.arange(o) * s - p
+        first = starts + ((-starts).clip(min=0) + d - 1) // d * d  # first window sample inside x
+        shape = [1] * x.ndim
+        shape[axis] = o
+        target_shape = list(values.shape)
+        target_shape[axis] = o
+        best = np.full(target_shape, -np.inf, dtype=values.dtype)
+        position = np.broadcast_to(first.reshape(shape), target_shape).copy()
+        # a window whose every sample is -inf is never updated: it keeps the first sample inside x
+        kept = [_along(c, axis, 0, o, s).copy() for c in carried]
+        for j in range(k):
+            candidate = _along(values, axis, j * d, o, s)
+            better = np.greater(candidate, best)
+            better |= np.isnan(candidate)
+            np.copyto(best, candidate, where=better)
+            np.copyto(position, (starts + j * d).reshape(shape), where=better)
+            for target, source in zip(kept, carried):
+                np.copyto(target, _along(source, axis, j * d, o, s), where=better)
+        values = best
+        carried = [*kept, position]
+    strides = [math.prod(spatial[i + 1 :]) for i in range(n)]
+    flat = np.zeros(values.shape, dtype=np.int64)
+    for position, st in zip(carried, reversed(strides)):
+        flat += position * st
+    return values, flat.astype(int_dtype)
+
+
+def _max_pool_backward(x: Array, output_grad: Array, indices: Array) -> Array:
+    batch, channels = x.shape[:2]
+    plane = math.prod(x.shape[2:])
+    planes = batch * channels
+    flat = np.asarray(indices).reshape(planes, -1).astype(np.int64) + (np.arange(planes) * plane)[:, None]
+    sums = np.bincount(
+        flat.ravel(), weights=np.asarray(output_grad, dtype=np.float64).ravel(), minlength=planes * plane
+    )
+    return sums.reshape(x.shape).astype(output_grad.dtype)
+
+
+def _divisor(sizes: Sizes, kernel: Sizes, stride: Sizes, padding: Sizes, include: bool, out: Sizes) -> Array:
+    total: Array = np.ones((), dtype=np.float64)
+    for size, k, s, p, o in zip(sizes, kernel, stride, padding, out):
+        total = np.multiply.outer(total, np.asarray(avg_pool_divisors(size, k, s, p, include, o), np.float64))
+    return total
+
+
+def _avg_pool(
+    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool, ceil_mode: bool
+) -> Array:
+    work = _work(x)
+    n = len(kernel)
+    out = [
+        pool_output_size(size, k, s, p, 1, ceil_mode)
+        for size, k, s, p in zip(x.shape[2:], kernel, stride, padding)
+    ]
+    extent = [(o - 1) * s + k for o, s, k in zip(out, stride, kernel)]
+    current = _place(work, padding, [1] * n, extent, 0.0)
+    for axis in range(2, x.ndim):
+        k, s, o = kernel[axis - 2], stride[axis - 2], out[axis - 2]
+        total = _along(current, axis, 0, o, s).copy()
+        for j in range(1, k):
+            total += _along(current, axis, j, o, s)
+        current = total
+    current /= _divisor(x.shape[2:], kernel, stride, padding, count_include_pad, out).astype(work.dtype)
+    return _done(current, x.dtype)
+
+
+def _avg_pool_backward(
+    x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool
+) -> Array:
+    out = grad.shape[2:]
+    work = _work(grad)
+    current = work / _divisor(x.shape[2:], kernel, stride, padding, count_include_pad, out).astype(work.dtype)
+    for axis in range(2, x.ndim):
+        k, s, o = kernel[axis - 2], stride[axis - 2], out[axis - 2]
+        shape = list(current.shape)
+        shape[axis] = (o - 1) * s + k
+        total = np.zeros(shape, dtype=current.dtype)
+        for j in range(k):
+            _along(total, axis, j, o, s)[...] += current
+        current = total
+    result = _place(current, [-p for p in padding], [1] * len(kernel), x.shape[2:], 0.0)
+    return _done(np.ascontiguousarray(result), grad.dtype)
+
+
+def _adaptive_along(x: Array, axis: int, out: int) -> Array:
+    size = x.shape[axis]
+    if size % out == 0:
+        k = size // out
+        total = _along(x, axis, 0, out, k).copy()
+        for j in range(1, k):
+            total += _along(x, axis, j, out, k)
+        total /= x.dtype.type(k)
+        return total
+    windows = adaptive_pool_windows(size, out)
+    # reduceat over [start, end) pairs; a zero sample past the end keeps every end a valid index
+    pad = [(0, 0)] * x.ndim
+    pad[axis] = (0, 1)
+    padded = np.pad(x, pad)
+    bounds = np.asarray([i for window in windows for i in window], dtype=np.intp)
+    sums = _along(np.add.reduceat(padded, bounds, axis=axis), axis, 0, out, 2)
+    lengths = np.asarray([end - start for start, end in windows], dtype=x.dtype)
+    shape = [1] * x.ndim
+    shape[axis] = out
+    return sums / lengths.reshape(shape)
+
+
+def _adaptive_along_backward(grad: Array, axis: int, size: int) -> Array:
+    out = grad.shape[axis]
+    if size % out == 0:
+        k = size // out
+        return np.repeat(grad / grad.dtype.type(k), k, axis=axis)
+    matrix = np.zeros((out, size), dtype=grad.dtype)
+    for row, (start, end) in enumerate(adaptive_pool_windows(size, out)):
+        matrix[row, start:end] = 1.0 / (end - start)
+    return np.moveaxis(np.moveaxis(grad, axis, -1) @ matrix, -1, axis)
+
+
+# -- interpolation ------------------------------------------------------------------------------------
+def _taps_along(x: Array, axis: int, taps: list[tuple[list[int], list[float]]]) -> Array:
+    shape = [1] * x.ndim
+    shape[axis] = len(taps[0][0])
+    total = None
+    for indices, weights in taps:
+        picked = np.take(x, np.asarray(indices, dtype=np.intp), axis=axis)
+        if any(w != 1.0 for w in weights):
+            picked *= np.asarray(weights, dtype=x.dtype).reshape(shape)
+        total = picked if total is None else np.add(total, picked, out=total)
+    return total
+
+
+def _taps_matrix(taps: list[tuple[list[int], list[float]]], size: int, dtype: Any) -> Array:
+    """The dense ``[out, size]`` matrix of a 1-d interpolation (for its adjoint)."""
+    out = len(taps[0][0])
+    matrix = np.zeros((out, size), dtype=np.float64)
+    rows = np.arange(out)
+    for indices, weights in taps:
+        np.add.at(matrix, (rows, np.asarray(indices)), np.asarray(weights))
+    return matrix.astype(dtype)
+
+
+# -- attention ----------------------------------------------------------------------------------------
+def _attention(
+    query: Array, key: Array, value: Array, mask: Array | None, bias: Array | None, options: AttentionOptions
+) -> Array:
+    q, k, v = _work(query), _work(key), _work(value)
+    heads, kv_heads = q.shape[1], k.shape[1]
+    if kv_heads != heads:
+        k = np.repeat(k, heads // kv_heads, axis=1)
+        v = np.repeat(v, heads // kv_heads, axis=1)
+    scale = options.scale if options.scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    scores = np.matmul(q, k.swapaxes(-1, -2))
+    scores *= q.dtype.type(scale)
+    if options.softcap is not None:
+        cap = q.dtype.type(options.softcap)
+        scores = np.tanh(scores / cap) * cap
+    hidden = None if mask is None else np.asarray(mask, dtype=bool)
+    if options.is_causal:
+        seq_q, seq_k = scores.shape[-2:]
+        future = np.triu(np.ones((seq_q, seq_k), dtype=bool), 1)
+        hidden = future if hidden is None else hidden | future
+    if hidden is not None:
+        scores = np.where(hidden, -np.inf, scores)
+    if bias is not None:
+        scores = scores + _work(bias)
+    peak = np.max(scores, axis=-1, keepdims=True)
+    peak[~np.isfinite(peak)] = 0.0  # a fully masked row: exp() gives zeros, not NaN
+    with np.errstate(invalid="ignore", over="ignore"):
+        weights = np.exp(scores - peak)
+        total = np.sum(weights, axis=-1, keepdims=True)
+        total[total == 0] = 1.0
+        weights /= total
+    return _done(np.matmul(weights, v), query.dtype)
 
 
 class ModuleOps:
     """Overrides of ``burn_backend.ModuleOps`` defaults where NumPy does better."""
+
+    int_dtype: DType
+
+    # -- embedding and linear ---------------------------------------------------------------------
+    def embedding(self, weights: Array, indices: Array) -> Array:
+        return np.take(weights, indices, axis=0)
+
+    def embedding_backward(self, weights: Array, output_grad: Array, indices: Array) -> Array:
+        dim = weights.shape[1]
+        total = np.zeros((weights.shape[0], dim), dtype=np.float64)
+        np.add.at(
+            total, np.asarray(indices).ravel(), np.asarray(output_grad, dtype=np.float64).reshape(-1, dim)
+        )
+        return total.astype(output_grad.dtype)
+
+    def linear(self, x: Array, weight: Array, bias: Array | None) -> Array:
+        y = np.matmul(_work(x), _work(weight))
+        if bias is not None:
+            y += _work(bias)
+        return _done(y, x.dtype)
+
+    # -- convolution ------------------------------------------------------------------------------
+    def conv1d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+        return _conv_forward(x, weight, bias, options)
+
+    def conv2d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+        return _conv_forward(x, weight, bias, options)
+
+    def conv3d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+        return _conv_forward(x, weight, bias, options)
+
+    def conv1d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+        return _conv_x_backward(x, weight, output_grad, options)
+
+    def conv2d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+        return _conv_x_backward(x, weight, output_grad, options)
+
+    def conv3d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+        return _conv_x_backward(x, weight, output_grad, options)
+
+    def conv1d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
+    ) -> Array:
+        return _conv_weight_backward(x, weight, output_grad, options)
+
+    def conv2d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
+    ) -> Array:
+        return _conv_weight_backward(x, weight, output_grad, options)
+
+    def conv3d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
+    ) -> Array:
+        return _conv_weight_backward(x, weight, output_grad, options)
+
+    def conv1d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def conv2d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def conv3d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    # -- transposed convolution -------------------------------------------------------------------
+    def conv_transpose1d(
+        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_forward(x, weight, bias, options)
+
+    def conv_transpose2d(
+        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_forward(x, weight, bias, options)
+
+    def conv_transpose3d(
+        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_forward(x, weight, bias, options)
+
+    def conv_transpose1d_x_backward(
+        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_x_backward(weight, output_grad, options)
+
+    def conv_transpose2d_x_backward(
+        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_x_backward(weight, output_grad, options)
+
+    def conv_transpose3d_x_backward(
+        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_x_backward(weight, output_grad, options)
+
+    def conv_transpose1d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_weight_backward(x, weight, output_grad, options)
+
+    def conv_transpose2d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_weight_backward(x, weight, output_grad, options)
+
+    def conv_transpose3d_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_weight_backward(x, weight, output_grad, options)
+
+    def conv_transpose1d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def conv_transpose2d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def conv_transpose3d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def unfold4d(self, x: Array, kernel_size: tuple[int, int], options: UnfoldOptions) -> Array:
+        out = [
+            conv_output_size(n, k, s, p, d)
+            for n, k, s, p, d in zip(
+                x.shape[2:], kernel_size, options.stride, options.padding, options.dilation
+            )
+        ]
+        n = len(out)
+        extent = [
+            (o - 1) * s + (k - 1) * d + 1
+            for o, s, k, d in zip(out, options.stride, kernel_size, options.dilation)
+        ]
+        padded = _place(np.asarray(x), options.padding, [1] * n, extent, 0.0)
+        effective = [(k - 1) * d + 1 for k, d in zip(kernel_size, options.dilation)]
+        windows = sliding_window_view(padded, effective, axis=(2, 3))
+        index = (slice(None), slice(None), *(slice(None, None, s) for s in options.stride))
+        windows = windows[index + tuple(slice(None, None, d) for d in options.dilation)]
+        batch, channels = x.shape[:2]
+        columns = windows.transpose(0, 1, 4, 5, 2, 3)  # [batch, channels, kh, kw, oh, ow]
+        return columns.reshape(batch, channels * math.prod(kernel_size), math.prod(out))
+
+    # -- pooling ----------------------------------------------------------------------------------
+    def avg_pool1d(
+        self, x: Array, kernel_size: int, stride: int, padding: int, count_include_pad: bool, ceil_mode: bool
+    ) -> Array:
+        return _over_batch(
+            lambda part: _avg_pool(part, [kernel_size], [stride], [padding], count_include_pad, ceil_mode), x
+        )
+
+    def avg_pool1d_backward(
+        self,
+        x: Array,
+        grad: Array,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _avg_pool_backward(x, grad, [kernel_size], [stride], [padding], count_include_pad)
+
+    def avg_pool2d(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _over_batch(
+            lambda part: _avg_pool(part, kernel_size, stride, padding, count_include_pad, ceil_mode), x
+        )
+
+    def avg_pool2d_backward(
+        self,
+        x: Array,
+        grad: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _avg_pool_backward(x, grad, kernel_size, stride, padding, count_include_pad)
+
+    def adaptive_avg_pool1d(self, x: Array, output_size: int) -> Array:
+        return _over_batch(lambda part: _done(_adaptive_along(_work(part), 2, output_size), x.dtype), x)
+
+    def adaptive_avg_pool1d_backward(self, x: Array, grad: Array) -> Array:
+        return _done(_adaptive_along_backward(_work(grad), 2, x.shape[2]), grad.dtype)
+
+    def adaptive_avg_pool2d(self, x: Array, output_size: tuple[int, int]) -> Array:
+        def pool(part: Array) -> Array:
+            rows = _adaptive_along(_work(part), 2, output_size[0])
+            return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
+
+        return _over_batch(pool, x)
+
+    def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
+        columns = _adaptive_along_backward(_work(grad), 3, x.shape[3])
+        return _done(np.ascontiguousarray(_adaptive_along_backward(columns, 2, x.shape[2])), grad.dtype)
+
+    def max_pool1d(
+        self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+    ) -> Array:
+        return _over_batch(
+            lambda part: _max_pool(part, [kernel_size], [stride], [padding], [dilation], ceil_mode), x
+        )
+
+    def max_pool1d_with_indices(
+        self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+    ) -> tuple[Array, Array]:
+        int_dtype = self.int_dtype.numpy
+        return _over_batch(  # type: ignore[no-any-return]
+            lambda part: _max_pool_with_indices(
+                part, [kernel_size], [stride], [padding], [dilation], ceil_mode, int_dtype
+            ),
+            x,
+        )
+
+    def max_pool1d_with_indices_backward(
+        self,
+        x: Array,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        dilation: int,
+        ceil_mode: bool,
+        output_grad: Array,
+        indices: Array,
+    ) -> Array:
+        return _max_pool_backward(x, output_grad, indices)
+
+    def max_pool2d(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> Array:
+        return _over_batch(lambda part: _max_pool(part, kernel_size, stride, padding, dilation, ceil_mode), x)
+
+    def max_pool2d_with_indices(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> tuple[Array, Array]:
+        int_dtype = self.int_dtype.numpy
+        return _over_batch(  # type: ignore[no-any-return]
+            lambda part: _max_pool_with_indices(
+                part, kernel_size, stride, padding, dilation, ceil_mode, int_dtype
+            ),
+            x,
+        )
+
+    def max_pool2d_with_indices_backward(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+        output_grad: Array,
+        indices: Array,
+    ) -> Array:
+        return _max_pool_backward(x, output_grad, indices)
+
+    # -- interpolation ----------------------------------------------------------------------------
+    def interpolate(self, x: Array, output_size: tuple[int, int], options: InterpolateOptions) -> Array:
+        work = _work(x)
+        height, width = x.shape[2:]
+        columns = _taps_along(work, 3, interpolation_taps(options.mode, width, output_size[1]))
+        rows = _taps_along(columns, 2, interpolation_taps(options.mode, height, output_size[0]))
+        return _done(rows, x.dtype)
+
+    def interpolate_backward(
+        self, x: Array, grad: Array, output_size: tuple[int, int], options: InterpolateOptions
+    ) -> Array:
+        work = _work(grad)
+        height, width = x.shape[2:]
+        rows = _taps_matrix(interpolation_taps(options.mode, height, output_size[0]), height, work.dtype)
+        columns = _taps_matrix(interpolation_taps(options.mode, width, output_size[1]), width, work.dtype)
+        return _done(np.matmul(np.matmul(rows.T, work), columns), grad.dtype)
+
+    # -- attention and normalization --------------------------------------------------------------
+    def attention(
+        self,
+        query: Array,
+        key: Array,
+        value: Array,
+        mask: Array | None,
+        attn_bias: Array | None,
+        options: AttentionOptions,
+    ) -> Array:
+        return _attention(query, key, value, mask, attn_bias, options)
+
+    def layer_norm(self, x: Array, gamma: Array | None, beta: Array | None, epsilon: float) -> Array:
+        work = _work(x)
+        mean = np.mean(work, axis=-1, keepdims=True)
+        centered = work - mean
+        variance = np.mean(centered * centered, axis=-1, keepdims=True)
+        y = centered / np.sqrt(variance + work.dtype.type(epsilon))
+        if gamma is not None:
+            y *= _work(gamma)
+        if beta is not None:
+            y += _work(beta)
+        return _done(y, x.dtype)

@@ -1,0 +1,201 @@
+"""The default implementations of ``burn_backend.ModuleOps``, run on the backend under test, agree with
+the backend's own kernels (which the other tests of this folder check against references). A backend
+may override every module op, so this is what proves the defaults: each one runs here, unbound, on the
+backend's primitives."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from burn_backend import (
+    AttentionOptions,
+    ConvOptions,
+    ConvTransposeOptions,
+    Device,
+    DType,
+    InterpolateMode,
+    InterpolateOptions,
+    ModuleOps,
+    Tensor,
+    UnfoldOptions,
+)
+from burn_backend.testing import check, make, random_array
+from burn_backend.testing.module._reference import default, kernel
+
+Build = Callable[[np.random.Generator, Device], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A module op with arguments: ``build`` returns them (tensors on the device, and plain values)."""
+
+    name: str
+    build: Build
+    label: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.name}-{self.label}" if self.label else self.name
+
+
+def floats(*shape: int, dtype: DType = DType.F64) -> Callable[[np.random.Generator, Device], Tensor]:
+    return lambda rng, device: make(random_array(rng, shape, dtype, -1.0, 1.0), device)
+
+
+def args(*parts: Any) -> Build:
+    """A builder: callables among ``parts`` make tensors, other parts are passed as they are."""
+    return lambda rng, device: tuple(p(rng, device) if callable(p) else p for p in parts)
+
+
+def ints(high: int, *shape: int) -> Callable[[np.random.Generator, Device], Tensor]:
+    return lambda rng, device: make(rng.integers(0, high, shape), device, device.backend.int_dtype)
+
+
+def bools(*shape: int) -> Callable[[np.random.Generator, Device], Tensor]:
+    return lambda rng, device: make(rng.random(shape) < 0.3, device)
+
+
+C1 = ConvOptions((2,), (1,), (2,), 2)
+C2 = ConvOptions((2, 1), (1, 2), (1, 2), 2)
+C3 = ConvOptions((1, 2, 1), (1, 0, 1), (2, 1, 1), 2)
+T1 = ConvTransposeOptions((2,), (1,), (1,), (1,), 2)
+T2 = ConvTransposeOptions((2, 3), (1, 0), (1, 2), (1, 2), 2)
+T3 = ConvTransposeOptions((1, 2, 2), (0, 1, 0), (0, 1, 1), (2, 1, 1), 1)
+NEAREST, BILINEAR, BICUBIC = (InterpolateOptions(mode) for mode in InterpolateMode)
+
+CASES = [
+    Case("embedding", args(floats(7, 3), ints(7, 2, 4))),
+    Case("embedding_backward", args(floats(7, 3), floats(2, 4, 3), ints(7, 2, 4))),
+    Case("linear", args(floats(2, 3, 4), floats(4, 5), floats(5))),
+    Case("linear", args(floats(4), floats(4, 2), None), "rank1-no-bias"),
+    Case("conv1d", args(floats(2, 4, 11), floats(6, 2, 3), floats(6), C1)),
+    Case("conv2d", args(floats(1, 4, 8, 7), floats(6, 2, 3, 2), floats(6), C2)),
+    Case(
+        "conv2d",
+        args(
+            floats(2, 3, 6, 5, dtype=DType.F32),
+            floats(4, 3, 3, 3, dtype=DType.F32),
+            None,
+            ConvOptions((1, 1), (1, 1), (1, 1)),
+        ),
+        "f32",
+    ),
+    Case("conv3d", args(floats(1, 2, 5, 4, 6), floats(4, 1, 2, 3, 2), None, C3)),
+    Case("conv1d_x_backward", args(floats(2, 4, 11), floats(6, 2, 3), floats(2, 6, 5), C1)),
+    Case("conv1d_weight_backward", args(floats(2, 4, 11), floats(6, 2, 3), floats(2, 6, 5), C1)),
+    Case("conv1d_bias_backward", args(floats(2, 4, 11), floats(6), floats(2, 6, 5))),
+    Case("conv2d_x_backward", args(floats(1, 4, 8, 7), floats(6, 2, 3, 2), floats(1, 6, 4, 9), C2)),
+    Case("conv2d_weight_backward", args(floats(1, 4, 8, 7), floats(6, 2, 3, 2), floats(1, 6, 4, 9), C2)),
+    Case("conv2d_bias_backward", args(floats(1, 4, 8, 7), floats(6), floats(1, 6, 4, 9))),
+    Case("conv3d_x_backward", args(floats(1, 2, 5, 4, 6), floats(4, 1, 2, 3, 2), floats(1, 4, 5, 1, 5), C3)),
+    Case(
+        "conv3d_weight_backward",
+        args(floats(1, 2, 5, 4, 6), floats(4, 1, 2, 3, 2), floats(1, 4, 5, 1, 5), C3),
+    ),
+    Case("conv3d_bias_backward", args(floats(1, 2, 5, 4, 6), floats(4), floats(1, 4, 5, 1, 5))),
+    Case("conv_transpose1d", args(floats(2, 4, 5), floats(4, 3, 3), floats(6), T1)),
+    Case("conv_transpose2d", args(floats(2, 4, 4, 5), floats(4, 3, 3, 2), floats(6), T2)),
+    Case("conv_transpose3d", args(floats(1, 2, 3, 3, 2), floats(2, 2, 2, 3, 2), None, T3)),
+    Case("conv_transpose1d_x_backward", args(floats(4, 3, 3), floats(2, 6, 10), T1)),
+    Case("conv_transpose1d_weight_backward", args(floats(2, 4, 5), floats(4, 3, 3), floats(2, 6, 10), T1)),
+    Case("conv_transpose1d_bias_backward", args(floats(2, 4, 5), floats(6), floats(2, 6, 10))),
+    Case("conv_transpose2d_x_backward", args(floats(4, 3, 3, 2), floats(2, 6, 8, 16), T2)),
+    Case(
+        "conv_transpose2d_weight_backward",
+        args(floats(2, 4, 4, 5), floats(4, 3, 3, 2), floats(2, 6, 8, 16), T2),
+    ),
+    Case("conv_transpose2d_bias_backward", args(floats(2, 4, 4, 5), floats(6), floats(2, 6, 8, 16))),
+    Case("conv_transpose3d_x_backward", args(floats(2, 2, 2, 3, 2), floats(1, 2, 5, 6, 4), T3)),
+    Case(
+        "conv_transpose3d_weight_backward",
+        args(floats(1, 2, 3, 3, 2), floats(2, 2, 2, 3, 2), floats(1, 2, 5, 6, 4), T3),
+    ),
+    Case("conv_transpose3d_bias_backward", args(floats(1, 2, 3, 3, 2), floats(2), floats(1, 2, 5, 6, 4))),
+    Case("unfold4d", args(floats(1, 2, 7, 6), (3, 2), UnfoldOptions((2, 1), (1, 1), (1, 2)))),
+    Case("avg_pool1d", args(floats(2, 3, 8), 3, 2, 1, True, True)),
+    Case("avg_pool1d", args(floats(2, 3, 8), 3, 2, 1, False, True), "exclude-pad"),
+    Case("avg_pool1d_backward", args(floats(2, 3, 8), floats(2, 3, 5), 3, 2, 1, False, True)),
+    Case("avg_pool2d", args(floats(1, 2, 8, 7), (3, 2), (2, 1), (1, 1), True, True)),
+    Case("avg_pool2d", args(floats(1, 2, 8, 7), (3, 3), (2, 2), (1, 1), False, True), "exclude-pad"),
+    Case(
+        "avg_pool2d_backward",
+        args(floats(1, 2, 8, 7), floats(1, 2, 5, 5), (3, 3), (2, 2), (1, 1), True, True),
+    ),
+    Case("adaptive_avg_pool1d", args(floats(2, 3, 7), 3)),
+    Case("adaptive_avg_pool1d_backward", args(floats(2, 3, 7), floats(2, 3, 3))),
+    Case("adaptive_avg_pool2d", args(floats(2, 2, 7, 6), (3, 4))),
+    Case("adaptive_avg_pool2d", args(floats(1, 2, 3, 4), (7, 5)), "up"),
+    Case("adaptive_avg_pool2d_backward", args(floats(2, 2, 7, 6), floats(2, 2, 3, 4))),
+    Case("max_pool1d", args(floats(2, 3, 9), 3, 2, 1, 2, True)),
+    Case("max_pool1d_with_indices", args(floats(2, 3, 9), 3, 2, 1, 2, True)),
+    Case(
+        "max_pool1d_with_indices_backward",
+        args(floats(2, 3, 9), 2, 2, 0, 1, False, floats(2, 3, 4), ints(2, 2, 3, 4)),
+    ),
+    Case("max_pool2d", args(floats(1, 2, 8, 8), (3, 2), (2, 1), (1, 1), (2, 1), True)),
+    Case("max_pool2d_with_indices", args(floats(1, 2, 8, 8), (3, 2), (2, 1), (1, 1), (2, 1), True)),
+    Case(
+        "max_pool2d_with_indices_backward",
+        args(
+            floats(1, 2, 4, 4),
+            (2, 2),
+            (2, 2),
+            (0, 0),
+            (1, 1),
+            False,
+            floats(1, 2, 2, 2),
+            ints(16, 1, 2, 2, 2),
+        ),
+    ),
+    Case("interpolate", args(floats(1, 2, 5, 6), (7, 4), NEAREST), "nearest"),
+    Case("interpolate", args(floats(1, 2, 5, 6), (7, 4), BILINEAR), "bilinear"),
+    Case("interpolate", args(floats(1, 2, 5, 6), (7, 4), BICUBIC), "bicubic"),
+    Case("interpolate_backward", args(floats(1, 2, 5, 6), floats(1, 2, 7, 9), (7, 9), NEAREST), "nearest"),
+    Case("interpolate_backward", args(floats(1, 2, 5, 6), floats(1, 2, 7, 9), (7, 9), BILINEAR), "bilinear"),
+    Case("interpolate_backward", args(floats(1, 2, 5, 6), floats(1, 2, 7, 9), (7, 9), BICUBIC), "bicubic"),
+    Case(
+        "attention",
+        args(floats(2, 2, 3, 4), floats(2, 2, 5, 4), floats(2, 2, 5, 3), None, None, AttentionOptions()),
+    ),
+    Case(
+        "attention",
+        args(
+            floats(1, 4, 3, 2),
+            floats(1, 2, 5, 2),
+            floats(1, 2, 5, 6),
+            bools(1, 4, 3, 5),
+            floats(1, 1, 3, 5),
+            AttentionOptions(scale=0.7, softcap=2.0, is_causal=True),
+        ),
+        "everything",
+    ),
+    Case("layer_norm", args(floats(2, 3, 6), floats(6), floats(6), 1e-5)),
+    Case("layer_norm", args(floats(4, 5), None, None, 0.1), "no-affine"),
+]
+
+
+def test_every_module_op_has_a_default_case() -> None:
+    names = {
+        name
+        for name, value in vars(ModuleOps).items()
+        if inspect.isfunction(value) and not name.startswith("_")
+    }
+    assert names == {case.name for case in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_default_matches_backend(device: Device, rng: np.random.Generator, case: Case) -> None:
+    arguments = case.build(rng, device)
+    ours = kernel(device, case.name, *arguments)
+    theirs = default(device, case.name, *arguments)
+    if not isinstance(ours, tuple):
+        ours, theirs = (ours,), (theirs,)
+    assert len(theirs) == len(ours)
+    for expected, result in zip(ours, theirs):
+        data = expected.to_data()
+        check(result, data.to_numpy().astype(np.float64), data.dtype, scale=10)
