@@ -54,7 +54,9 @@ def compare(
     for _ in range(repeat):
         ours_samples.append(median_time(ours, 1, number))
         reference_samples.append(median_time(reference, 1, number))
-    return Row(name, statistics.median(ours_samples), statistics.median(reference_samples), reference_name, target)
+    return Row(
+        name, statistics.median(ours_samples), statistics.median(reference_samples), reference_name, target
+    )
 
 
 def print_table(title: str, rows: list[Row]) -> None:

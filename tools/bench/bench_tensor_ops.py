@@ -29,7 +29,9 @@ def main() -> None:
     x = rng.standard_normal((1024, 1024)).astype(np.float32)
     y = rng.standard_normal((1024, 1024)).astype(np.float32)
     tx, ty = Tensor.from_numpy(x, device), Tensor.from_numpy(y, device)
-    matmul = compare("matmul 1024x1024 f32", lambda: tx.matmul(ty), lambda: x @ y, "numpy @", "<= 1.11x", repeat, 5)
+    matmul = compare(
+        "matmul 1024x1024 f32", lambda: tx.matmul(ty), lambda: x @ y, "numpy @", "<= 1.11x", repeat, 5
+    )
 
     print_table("Tensor ops on NdArray (ratio = our time / reference time)", [tiny, matmul])
     print(f"matmul throughput: {1 / matmul.ratio:.2f}x NumPy's (target >= 0.9x)")

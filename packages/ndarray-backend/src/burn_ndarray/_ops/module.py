@@ -11,6 +11,7 @@ separable and run one axis at a time over strided views. f16 and bf16 compute in
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -64,23 +65,33 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _batch_ranges(batch: int, bytes_per_item: int, least: int = _PARALLEL_BYTES) -> list[tuple[int, int]]:
-    """The batch split into contiguous ranges, one per thread, each with at least ``least`` bytes of work."""
-    parts = max(1, min(_THREADS, batch, batch * bytes_per_item // least))
+def _batch_ranges(batch: int, bytes_per_item: int) -> list[tuple[int, int]]:
+    """The batch split into contiguous ranges, one per thread, each with enough work for one."""
+    parts = max(1, min(_THREADS, batch, batch * bytes_per_item // _PARALLEL_BYTES))
     bounds = [batch * i // parts for i in range(parts + 1)]
     return list(itertools.pairwise(bounds))
+
+
+def _quietly(body: Callable[[int, int, int], None], index: int, start: int, stop: int) -> None:
+    # NumPy's error state is per thread: IEEE results (inf, NaN) stay silent in the workers too
+    with np.errstate(all="ignore"):
+        body(index, start, stop)
 
 
 def _each(body: Callable[[int, int, int], None], ranges: list[tuple[int, int]]) -> None:
     """``body(index, start, stop)`` for every range: the calling thread runs the first one."""
     global _pool
     if len(ranges) == 1:
-        body(0, *ranges[0])
+        _quietly(body, 0, *ranges[0])
         return
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="burn-ndarray")
-    futures = [_pool.submit(body, index, start, stop) for index, (start, stop) in enumerate(ranges) if index]
-    body(0, *ranges[0])
+    futures = [
+        _pool.submit(_quietly, body, index, start, stop)
+        for index, (start, stop) in enumerate(ranges)
+        if index
+    ]
+    _quietly(body, 0, *ranges[0])
     for future in futures:
         future.result()
 
@@ -127,24 +138,6 @@ def _chunk(batch: int, per_item: int) -> int:
     return max(1, min(batch, _CHUNK_BYTES // max(1, per_item)))
 
 
-def _over_batch(function: Callable[[Array], Any], x: Array) -> Any:
-    """``function(x)`` for a batch-wise ``function`` (an array or a tuple of arrays out), run on slices of
-    the batch in parallel when ``x`` is large enough, the results joined along the batch."""
-    x = np.asarray(x)
-    ranges = _batch_ranges(x.shape[0], x[0].nbytes if x.shape[0] else 0, _PARALLEL_BYTES // 4)
-    if len(ranges) == 1:
-        return function(x)
-    parts: list[Any] = [None] * len(ranges)
-
-    def body(index: int, start: int, stop: int) -> None:
-        parts[index] = function(x[start:stop])
-
-    _each(body, ranges)
-    if isinstance(parts[0], tuple):
-        return tuple(np.concatenate(group, axis=0) for group in zip(*parts))
-    return np.concatenate(parts, axis=0)
-
-
 class _Columns:
     """The im2col columns of ``x`` for a convolution whose output has spatial size ``out``.
 
@@ -175,7 +168,7 @@ class _Columns:
             strides = [math.prod(extent[i + 1 :]) for i in range(n)]
             self.row = strides[0]
             self.length = sum((o - 1) * st for o, st in zip(out, strides)) + 1
-            flat = np.ascontiguousarray(self.padded).reshape(self.batch, self.channels, -1)
+            flat = np.ascontiguousarray(self.padded).reshape(self.batch, self.channels, math.prod(extent))
             item = flat.itemsize
             shape = (self.batch, self.channels, *self.kernel, self.length)
             steps = (*flat.strides[:2], *(d * st * item for d, st in zip(dilation, strides)), item)
@@ -250,7 +243,7 @@ def _conv(
             np.matmul(w, cols.reshape(stop - start, groups, depth, length), out=target)
 
     _each(body, _batch_ranges(x.shape[0], columns.bytes_per_item))
-    return columns.narrow(buffer.reshape(x.shape[0], out_channels, -1))
+    return columns.narrow(buffer.reshape(x.shape[0], out_channels, buffer.shape[-1]))
 
 
 def _conv_weight_grad(
@@ -290,7 +283,7 @@ def _conv_transpose(
     per_group_in = in_channels // groups
     taps = math.prod(kernel)
     w = np.ascontiguousarray(weight).reshape(groups, per_group_in, per_group_out * taps).swapaxes(1, 2)
-    contributions = np.matmul(w, x.reshape(batch, groups, per_group_in, -1))
+    contributions = np.matmul(w, x.reshape(batch, groups, per_group_in, math.prod(sizes)))
     contributions = contributions.reshape(batch, groups * per_group_out, *kernel, *sizes)
     full = [
         max((n - 1) * s + (k - 1) * d + 1, p + o)
@@ -493,7 +486,8 @@ def _max_pool_backward(x: Array, output_grad: Array, indices: Array) -> Array:
     batch, channels = x.shape[:2]
     plane = math.prod(x.shape[2:])
     planes = batch * channels
-    flat = np.asarray(indices).reshape(planes, -1).astype(np.int64) + (np.arange(planes) * plane)[:, None]
+    length = math.prod(np.shape(indices)[2:])
+    flat = np.asarray(indices).reshape(planes, length).astype(np.int64) + (np.arange(planes) * plane)[:, None]
     sums = np.bincount(
         flat.ravel(), weights=np.asarray(output_grad, dtype=np.float64).ravel(), minlength=planes * plane
     )
@@ -636,6 +630,29 @@ def _attention(
     return _done(np.matmul(weights, v), query.dtype)
 
 
+_Method = Callable[..., Any]
+
+
+def _silent(method: _Method) -> _Method:
+    """``method`` with NumPy's floating-point warnings off: inf and NaN propagate as IEEE says, as in
+    the float ops (a warning would be an error under ``filterwarnings = error``)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+def _silence_all(cls: type) -> type:
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and callable(value):
+            setattr(cls, name, _silent(value))
+    return cls
+
+
+@_silence_all
 class ModuleOps:
     """Overrides of ``burn_backend.ModuleOps`` defaults where NumPy does better."""
 
@@ -649,7 +666,9 @@ class ModuleOps:
         dim = weights.shape[1]
         total = np.zeros((weights.shape[0], dim), dtype=np.float64)
         np.add.at(
-            total, np.asarray(indices).ravel(), np.asarray(output_grad, dtype=np.float64).reshape(-1, dim)
+            total,
+            np.asarray(indices).ravel(),
+            np.asarray(output_grad, dtype=np.float64).reshape(math.prod(indices.shape), dim),
         )
         return total.astype(output_grad.dtype)
 
@@ -782,9 +801,7 @@ class ModuleOps:
     def avg_pool1d(
         self, x: Array, kernel_size: int, stride: int, padding: int, count_include_pad: bool, ceil_mode: bool
     ) -> Array:
-        return _over_batch(
-            lambda part: _avg_pool(part, [kernel_size], [stride], [padding], count_include_pad, ceil_mode), x
-        )
+        return _avg_pool(x, [kernel_size], [stride], [padding], count_include_pad, ceil_mode)
 
     def avg_pool1d_backward(
         self,
@@ -807,9 +824,7 @@ class ModuleOps:
         count_include_pad: bool,
         ceil_mode: bool,
     ) -> Array:
-        return _over_batch(
-            lambda part: _avg_pool(part, kernel_size, stride, padding, count_include_pad, ceil_mode), x
-        )
+        return _avg_pool(x, kernel_size, stride, padding, count_include_pad, ceil_mode)
 
     def avg_pool2d_backward(
         self,
@@ -824,17 +839,14 @@ class ModuleOps:
         return _avg_pool_backward(x, grad, kernel_size, stride, padding, count_include_pad)
 
     def adaptive_avg_pool1d(self, x: Array, output_size: int) -> Array:
-        return _over_batch(lambda part: _done(_adaptive_along(_work(part), 2, output_size), x.dtype), x)
+        return _done(_adaptive_along(_work(x), 2, output_size), x.dtype)
 
     def adaptive_avg_pool1d_backward(self, x: Array, grad: Array) -> Array:
         return _done(_adaptive_along_backward(_work(grad), 2, x.shape[2]), grad.dtype)
 
     def adaptive_avg_pool2d(self, x: Array, output_size: tuple[int, int]) -> Array:
-        def pool(part: Array) -> Array:
-            rows = _adaptive_along(_work(part), 2, output_size[0])
-            return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
-
-        return _over_batch(pool, x)
+        rows = _adaptive_along(_work(x), 2, output_size[0])
+        return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
 
     def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
         columns = _adaptive_along_backward(_work(grad), 3, x.shape[3])
@@ -843,19 +855,13 @@ class ModuleOps:
     def max_pool1d(
         self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
     ) -> Array:
-        return _over_batch(
-            lambda part: _max_pool(part, [kernel_size], [stride], [padding], [dilation], ceil_mode), x
-        )
+        return _max_pool(x, [kernel_size], [stride], [padding], [dilation], ceil_mode)
 
     def max_pool1d_with_indices(
         self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
     ) -> tuple[Array, Array]:
-        int_dtype = self.int_dtype.numpy
-        return _over_batch(  # type: ignore[no-any-return]
-            lambda part: _max_pool_with_indices(
-                part, [kernel_size], [stride], [padding], [dilation], ceil_mode, int_dtype
-            ),
-            x,
+        return _max_pool_with_indices(
+            x, [kernel_size], [stride], [padding], [dilation], ceil_mode, self.int_dtype.numpy
         )
 
     def max_pool1d_with_indices_backward(
@@ -880,7 +886,7 @@ class ModuleOps:
         dilation: tuple[int, int],
         ceil_mode: bool,
     ) -> Array:
-        return _over_batch(lambda part: _max_pool(part, kernel_size, stride, padding, dilation, ceil_mode), x)
+        return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode)
 
     def max_pool2d_with_indices(
         self,
@@ -891,12 +897,8 @@ class ModuleOps:
         dilation: tuple[int, int],
         ceil_mode: bool,
     ) -> tuple[Array, Array]:
-        int_dtype = self.int_dtype.numpy
-        return _over_batch(  # type: ignore[no-any-return]
-            lambda part: _max_pool_with_indices(
-                part, kernel_size, stride, padding, dilation, ceil_mode, int_dtype
-            ),
-            x,
+        return _max_pool_with_indices(
+            x, kernel_size, stride, padding, dilation, ceil_mode, self.int_dtype.numpy
         )
 
     def max_pool2d_with_indices_backward(

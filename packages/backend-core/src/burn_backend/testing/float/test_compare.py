@@ -84,11 +84,7 @@ def test_compare_laid_out_inputs(device: Device, rng: np.random.Generator, op: s
 
 @pytest.mark.parametrize(
     ("dtype", "op"),
-    [
-        (d, op)
-        for d in FLOAT_DTYPES
-        for op in COMPARISONS
-    ],
+    [(d, op) for d in FLOAT_DTYPES for op in COMPARISONS],
 )
 def test_nan_compares_false_except_not_equal(device: Device, dtype: DType, op: str) -> None:
     require_dtype(device, dtype)

@@ -172,7 +172,11 @@ SILENT: dict[str, tuple[Callable[[Tensor], Tensor], list[float], list[Any]]] = {
     "add_scalar-overflow": (lambda t: t + 1.7e308, [1.7e308, -1.0, 0.0, NAN], [INF, 1.7e308, 1.7e308, NAN]),
     "sum": (Tensor.sum, [INF, -INF, 1.0, 2.0], [NAN]),
     "cumsum": (lambda t: t.cumsum(0), [1.0, INF, -INF, 2.0], [1.0, INF, NAN, NAN]),
-    "hypot-overflow": (lambda t: t.hypot(t), [1e308, 3.0, 0.0, INF], [1e308 * np.sqrt(2.0), 3.0 * np.sqrt(2.0), 0.0, INF]),
+    "hypot-overflow": (
+        lambda t: t.hypot(t),
+        [1e308, 3.0, 0.0, INF],
+        [1e308 * np.sqrt(2.0), 3.0 * np.sqrt(2.0), 0.0, INF],
+    ),
     "matmul": (lambda t: t.reshape([1, 4]) @ t.reshape([4, 1]), [INF, 0.0, 1.0, 1.0], [[INF]]),
     "cast-overflow": (lambda t: t.float(DType.F32), [1e300, -1e300, NAN, 0.5], [INF, -INF, NAN, 0.5]),
 }

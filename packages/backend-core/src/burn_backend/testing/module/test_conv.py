@@ -154,6 +154,7 @@ def test_conv_large_batch(device: Device, rng: np.random.Generator) -> None:
     # enough work that a backend may split the batch (NdArray runs it on several threads)
     case = Conv((16, 4, 40, 40), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1))
     x, w, b = inputs(rng, case, DType.F64)
+    assert b is not None
     tx, tw = make(x, device), make(w, device)
     result = module.conv2d(tx, tw, make(b, device), case.options)
     check(result, ref.conv(f64(x), f64(w), f64(b), case.stride, case.padding, case.dilation, 1), DType.F64)
