@@ -252,6 +252,28 @@ class Tensor(KindConversions):
         return cls(device.backend.int_arange_step(start, end, step, device, dtype), device)
 
     @classmethod
+    def arange_step(
+        cls, start: int, end: int, step: int, device: DeviceLike = None, dtype: DTypeLike = None
+    ) -> Tensor:
+        """Burn's ``arange_step``: the Int tensor ``start, start + step, ...`` up to ``end``."""
+        return cls.arange(start, end, step, device, dtype)
+
+    @classmethod
+    def from_floats(cls, values: Any, device: DeviceLike = None) -> Tensor:
+        """A Float tensor of ``values`` (the device's float dtype)."""
+        return cls.from_data(values, device, Kind.FLOAT)
+
+    @classmethod
+    def from_ints(cls, values: Any, device: DeviceLike = None) -> Tensor:
+        """An Int tensor of ``values`` (the device's int dtype)."""
+        return cls.from_data(values, device, Kind.INT)
+
+    @classmethod
+    def from_bools(cls, values: Any, device: DeviceLike = None) -> Tensor:
+        """A Bool tensor of ``values``."""
+        return cls.from_data(values, device, Kind.BOOL)
+
+    @classmethod
     def linspace(
         cls, start: float, end: float, steps: int, device: DeviceLike = None, dtype: DTypeLike = None
     ) -> Tensor:
@@ -339,6 +361,41 @@ class Tensor(KindConversions):
         if hasattr(primitive, "__dlpack_device__"):
             return primitive.__dlpack_device__()  # type: ignore[no-any-return]
         return (1, 0)
+
+    def into_primitive(self) -> Any:
+        """The backend's primitive (Burn's ``into_primitive``; the same as the ``primitive`` property)."""
+        return self._primitive
+
+    def to_full_precision(self) -> Tensor:
+        """This Float tensor in f32 if it is in a lower precision (f16, bf16), else unchanged."""
+        self._require_kind("to_full_precision", Kind.FLOAT)
+        return self.float(DType.F32) if self.dtype in (DType.F16, DType.BF16) else self
+
+    @classmethod
+    def from_full_precision(cls, tensor: Tensor, dtype: DType | str) -> Tensor:
+        """``tensor`` (from ``to_full_precision``) back in the lower precision ``dtype``."""
+        return tensor.float(dtype)
+
+    def one_hot(self, num_classes: int) -> Tensor:
+        """One-hot encoding of class indices: a new last dim of ``num_classes``, 1 at each index.
+
+        The result has this tensor's kind and dtype (Int indices give Int, Float indices give Float).
+
+        Raises:
+            ValueError: an index is outside ``[0, num_classes)``.
+        """
+        self._require_kind("one_hot", Kind.INT, Kind.FLOAT)
+        if num_classes <= 0:
+            raise ValueError(f"one_hot: num_classes must be positive, got {num_classes}")
+        if self.num_elements():
+            low, high = self.min().into_scalar(), self.max().into_scalar()
+            if low < 0 or high >= num_classes:
+                raise ValueError(
+                    f"one_hot: indices must lie in [0, {num_classes}), got values in [{low}, {high}]"
+                )
+        classes = Tensor.arange(num_classes, device=self._device).cast(self.dtype)
+        classes = classes.reshape([1] * self.rank + [num_classes])
+        return self.unsqueeze_dim(-1).equal(classes).cast(self.dtype)
 
     def tolist(self) -> Any:
         """The values as nested Python lists."""
