@@ -147,6 +147,12 @@ def install_local(session: nox.Session, *specs: str, extra_requirements: list[st
     session.run("python", CHECK_LOCAL_INSTALL, str(ROOT))
 
 
+def skip_without_gpu(session: nox.Session, backend: str) -> None:
+    """GPU sessions skip, with the reason, on a machine without an NVIDIA GPU (CI has none)."""
+    if "cuda" in backend.split(":")[0].split("-") and shutil.which("nvidia-smi") is None:
+        session.skip(f"backend {backend!r} needs an NVIDIA GPU, and this machine has none (no nvidia-smi)")
+
+
 def stack_folders(backend: str) -> list[str]:
     """The package folders a backend stack name such as ``autodiff-ndarray:0`` needs."""
     return [STACK_PART_FOLDER[part] for part in backend.split(":")[0].split("-")]
@@ -212,6 +218,7 @@ def typecheck(session: nox.Session) -> None:
 )
 def tests(session: nox.Session, package: str, backend: str) -> None:
     """One package's tests, on one backend (``BURN_DEVICE``)."""
+    skip_without_gpu(session, backend)
     requirements = TEST_REQUIREMENTS + reference_requirements()
     install_local(session, package, *stack_folders(backend), extra_requirements=requirements)
     tests_dir = ROOT / "packages" / package / "tests"
@@ -222,6 +229,7 @@ def tests(session: nox.Session, package: str, backend: str) -> None:
 @nox.parametrize("backend", CONFORMANCE_BACKENDS)
 def conformance(session: nox.Session, backend: str) -> None:
     """The backend conformance suite on one backend."""
+    skip_without_gpu(session, backend)
     requirements = TEST_REQUIREMENTS + reference_requirements()
     install_local(session, "backend-core", *stack_folders(backend), extra_requirements=requirements)
     session.run(
