@@ -9,6 +9,7 @@ conformance suite in ``burn_backend.testing``.
 
 from ._backend import AutodiffBackend as AutodiffBackend
 from ._backend import Backend as Backend
+from ._backend import DTypeUsage as DTypeUsage
 from ._backend import Gradients as Gradients
 from ._data import TensorData as TensorData
 from ._data import Tolerance as Tolerance
@@ -27,6 +28,9 @@ from ._ops.module import ModuleOps as ModuleOps
 from ._options import AttentionOptions as AttentionOptions
 from ._options import ConvOptions as ConvOptions
 from ._options import ConvTransposeOptions as ConvTransposeOptions
+from ._options import DeformConvOptions as DeformConvOptions
+from ._options import GridSampleOptions as GridSampleOptions
+from ._options import IndexingUpdateOp as IndexingUpdateOp
 from ._options import InterpolateMode as InterpolateMode
 from ._options import InterpolateOptions as InterpolateOptions
 from ._options import UnfoldOptions as UnfoldOptions
@@ -38,12 +42,14 @@ from ._shape import Shape as Shape
 from ._slice import Slice as Slice
 from ._slice import canonical_slices as canonical_slices
 from ._tensor import Tensor as Tensor
+from ._transaction import Transaction as Transaction
 from ._version import __version__ as __version__
 
 __all__ = [
     # tensors
     "Tensor",
     "TensorData",
+    "Transaction",
     "Tolerance",
     "DType",
     "Kind",
@@ -63,17 +69,21 @@ __all__ = [
     "Backend",
     "AutodiffBackend",
     "Gradients",
+    "DTypeUsage",
     "FloatTensorOps",
     "IntTensorOps",
     "BoolTensorOps",
     "ModuleOps",
     "ActivationOps",
     "canonical_slices",
+    "IndexingUpdateOp",
     # options of module ops
     "ConvOptions",
     "ConvTransposeOptions",
+    "DeformConvOptions",
     "UnfoldOptions",
     "InterpolateMode",
     "InterpolateOptions",
     "AttentionOptions",
+    "GridSampleOptions",
 ]

@@ -4,9 +4,11 @@ compute gradients."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import enum
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from ._data import TensorData
 from ._device import Device
 from ._dtype import DType, Kind
 from ._ops.activation import ActivationOps
@@ -14,6 +16,14 @@ from ._ops.bool import BoolTensorOps
 from ._ops.float import FloatTensorOps
 from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
+
+
+class DTypeUsage(enum.Enum):
+    """A way a backend can use a dtype (``Backend.dtype_usage``)."""
+
+    STORAGE = "storage"
+    ARITHMETIC = "arithmetic"
+    ACCELERATED = "accelerated"
 
 
 class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, abc.ABC):
@@ -105,6 +115,34 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
     def supports_dtype(self, device: Device, dtype: DType) -> bool:
         """Whether tensors of ``dtype`` can be stored and computed with on ``device``."""
         return True
+
+    def dtype_usage(self, device: Device, dtype: DType) -> frozenset[DTypeUsage]:
+        """How ``dtype`` can be used on ``device``: stored, computed with, and whether it is accelerated
+        (by default: stored and computed with when supported, never claimed accelerated)."""
+        if not self.supports_dtype(device, dtype):
+            return frozenset()
+        return frozenset({DTypeUsage.STORAGE, DTypeUsage.ARITHMETIC})
+
+    def ad_enabled(self) -> bool:
+        """Whether this backend records operations for gradients."""
+        return self.is_autodiff
+
+    def flush(self, device: Device) -> None:
+        """Submit queued work on ``device`` without waiting for it (eager backends have none)."""
+
+    def memory_cleanup(self, device: Device) -> None:
+        """Give cached, unused memory of ``device`` back where the backend keeps a pool (default: none)."""
+
+    def tr_execute(
+        self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
+    ) -> tuple[list[TensorData], list[TensorData], list[TensorData]]:
+        """Read many tensors at once (a transaction): asynchronous backends override this to wait for
+        the device only once. Returns the data of each group in order."""
+        return (
+            [self.float_into_data(t) for t in floats],
+            [self.int_into_data(t) for t in ints],
+            [self.bool_into_data(t) for t in bools],
+        )
 
 
 class Gradients(abc.ABC):

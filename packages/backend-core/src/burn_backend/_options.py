@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,72 @@ class AttentionOptions:
     scale: float | None = None
     softcap: float | None = None
     is_causal: bool = False
+
+
+class IndexingUpdateOp(enum.Enum):
+    """How ``scatter`` and ``scatter_nd`` combine a value with the one already at its index.
+
+    With ``ASSIGN`` and repeated indices, which value lands is unspecified; the others are exact
+    reductions (duplicates add, multiply, or keep the smallest or largest).
+    """
+
+    ASSIGN = "assign"
+    ADD = "add"
+    MUL = "mul"
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True)
+class DeformConvOptions:
+    """Options of ``deform_conv2d`` (as torchvision's ``deform_conv2d``).
+
+    Attributes:
+        stride, padding, dilation: per spatial dim (height, width), as for ``conv2d``.
+        weight_groups: groups of the convolution proper (the ``groups`` of ``ConvOptions``).
+        offset_groups: groups of input channels that share one set of offsets (and mask).
+    """
+
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    weight_groups: int = 1
+    offset_groups: int = 1
+
+
+# -- grid sampling -------------------------------------------------------------------------------------
+GridSampleMode = Literal["bilinear", "nearest"]
+GridSamplePaddingMode = Literal["zeros", "border", "reflection"]
+_GRID_SAMPLE_MODES = ("bilinear", "nearest")
+_GRID_SAMPLE_PADDING_MODES = ("zeros", "border", "reflection")
+
+
+@dataclass(frozen=True)
+class GridSampleOptions:
+    """Options of ``grid_sample_2d``, with the meanings of PyTorch's ``F.grid_sample``.
+
+    Attributes:
+        mode: ``"bilinear"`` (the four neighbours, weighted) or ``"nearest"`` (the closest sample,
+            halves rounded to even).
+        padding_mode: what a sample outside the input reads: ``"zeros"``, ``"border"`` (the coordinate
+            clamped to the edge) or ``"reflection"`` (the coordinate reflected at the edges, then clamped).
+        align_corners: whether -1 and 1 are the centres of the corner samples (``True``) or the outer
+            edges of the corner samples (``False``).
+    """
+
+    mode: GridSampleMode = "bilinear"
+    padding_mode: GridSamplePaddingMode = "zeros"
+    align_corners: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in _GRID_SAMPLE_MODES:
+            raise ValueError(
+                f"GridSampleOptions: unknown mode {self.mode!r}; expected one of {_GRID_SAMPLE_MODES}"
+            )
+        if self.padding_mode not in _GRID_SAMPLE_PADDING_MODES:
+            raise ValueError(
+                f"GridSampleOptions: unknown padding_mode {self.padding_mode!r}; expected one of "
+                f"{_GRID_SAMPLE_PADDING_MODES}"
+            )
+        if not isinstance(self.align_corners, bool):
+            raise TypeError(f"GridSampleOptions: align_corners must be a bool, got {self.align_corners!r}")

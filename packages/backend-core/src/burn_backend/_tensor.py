@@ -14,6 +14,7 @@ from ._data import TensorData
 from ._device import Device
 from ._distribution import Distribution
 from ._dtype import DType, Kind
+from ._options import IndexingUpdateOp
 from ._registry import default_device, parse_device
 from ._shape import Shape, broadcast_shapes, normalize_dim
 from ._slice import SliceLike, canonical_slices
@@ -1224,25 +1225,75 @@ class Tensor(KindConversions):
             raise ValueError(f"gather: indices of shape {indices.dims()} need the rank of {self.dims()}")
         return self._new(self._op("gather")(self._primitive, dim, indices._primitive))
 
-    def scatter(self, dim: int, indices: Tensor, values: Tensor) -> Tensor:
-        """A copy with ``values`` *added* at ``indices`` along ``dim`` (Burn's scatter: duplicates sum)."""
-        return self._scatter("scatter", dim, indices, values)
+    def scatter(
+        self, dim: int, indices: Tensor, values: Tensor, update: IndexingUpdateOp | str = IndexingUpdateOp.ADD
+    ) -> Tensor:
+        """A copy with ``values`` combined in at ``indices`` along ``dim``: by default *added* (Burn's
+        scatter: duplicates sum); ``update`` may be ``"assign"``, ``"mul"``, ``"min"`` or ``"max"``."""
+        update = IndexingUpdateOp(update)
+        self._check_scatter("scatter", dim, indices, values)
+        dim = self._dim("scatter", dim)
+        backend = self._device.backend
+        p, i, v = self._primitive, indices._primitive, values._primitive
+        if update is IndexingUpdateOp.ADD:
+            name = "bool_scatter_or" if self.kind is Kind.BOOL else PREFIX[self.kind] + "scatter_add"
+            return self._new(getattr(backend, name)(p, dim, i, v))
+        return self._new(self._op("scatter")(p, dim, i, v, update))
 
-    scatter_add = scatter
+    def scatter_add(self, dim: int, indices: Tensor, values: Tensor) -> Tensor:
+        """A copy with ``values`` added at ``indices`` along ``dim`` (duplicates sum)."""
+        return self.scatter(dim, indices, values, IndexingUpdateOp.ADD)
 
-    def _scatter(self, op: str, dim: int, indices: Tensor, values: Tensor) -> Tensor:
+    def _check_scatter(self, op: str, dim: int, indices: Tensor, values: Tensor) -> None:
         self._check_indices(op, indices)
         self._check_other(op, values)
-        dim = self._dim(op, dim)
+        self._dim(op, dim)
         if indices.dims() != values.dims() or indices.rank != self.rank:
             raise ValueError(
                 f"{op}: indices {indices.dims()} and values {values.dims()} "
                 f"need one shape of rank {self.rank}"
             )
-        name = "bool_scatter_or" if self.kind is Kind.BOOL else PREFIX[self.kind] + "scatter_add"
+
+    def gather_nd(self, indices: Tensor) -> Tensor:
+        """Values at the index tuples in the last dim of ``indices`` (shape ``[..., k]``, k at most the
+        rank): the result has shape ``indices.shape[:-1] + self.shape[k:]``."""
+        self._check_nd("gather_nd", indices)
+        return self._new(self._op("gather_nd")(self._primitive, indices._primitive))
+
+    def scatter_nd(
+        self, indices: Tensor, values: Tensor, update: IndexingUpdateOp | str = IndexingUpdateOp.ASSIGN
+    ) -> Tensor:
+        """A copy with ``values`` combined in at the index tuples of ``indices`` (as ``gather_nd``); by
+        default assigned (repeated indices: unspecified winner), or ``"add"``, ``"mul"``, ``"min"``,
+        ``"max"``."""
+        update = IndexingUpdateOp(update)
+        depth = self._check_nd("scatter_nd", indices)
+        self._check_other("scatter_nd", values)
+        expected = indices.dims()[:-1] + self.dims()[depth:]
+        if values.dims() != expected:
+            raise ValueError(f"scatter_nd: values of shape {values.dims()}, expected {expected}")
         return self._new(
-            getattr(self._device.backend, name)(self._primitive, dim, indices._primitive, values._primitive)
+            self._op("scatter_nd")(self._primitive, indices._primitive, values._primitive, update)
         )
+
+    def _check_nd(self, op: str, indices: Tensor) -> int:
+        self._check_indices(op, indices)
+        if indices.rank < 1 or not 1 <= indices.dims()[-1] <= self.rank:
+            raise ValueError(
+                f"{op}: indices of shape {indices.dims()} need a last dim between 1 and the rank {self.rank}"
+            )
+        depth = indices.dims()[-1]
+        if indices.num_elements():
+            limits = self.dims()[:depth]
+            data = indices.to_numpy().reshape(-1, depth)
+            if (data < 0).any() or (data >= np.array(limits)).any():
+                raise IndexError(f"{op}: an index is outside the shape {limits} of the first {depth} dims")
+        return depth
+
+    def mask_select(self, mask: Tensor) -> Tensor:
+        """The values where ``mask`` is true (broadcast to this shape), in row-major order: a 1-d tensor."""
+        self._check_mask("mask_select", mask)
+        return self._new(self._op("mask_select")(self._primitive, mask._primitive))
 
     def select(self, dim: int, indices: Tensor) -> Tensor:
         """The slices at 1-d Int ``indices`` along ``dim``."""

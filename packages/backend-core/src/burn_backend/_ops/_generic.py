@@ -14,6 +14,7 @@ import numpy as np
 
 from .._data import TensorData
 from .._dtype import DType
+from .._options import IndexingUpdateOp
 
 P = Any  # a backend's primitive: opaque, with .shape and .dtype
 
@@ -142,3 +143,79 @@ def any_nonzero(backend: Any, prefix: str, tensor: P, dim: int | None) -> P:
 def all_nonzero(backend: Any, prefix: str, tensor: P, dim: int | None) -> P:
     nonzero = op(backend, prefix, "not_equal_elem")(tensor, 0)
     return backend.bool_all(nonzero) if dim is None else backend.bool_all_dim(nonzero, dim)
+
+
+_UFUNCS = {
+    IndexingUpdateOp.ASSIGN: None,
+    IndexingUpdateOp.ADD: np.add,
+    IndexingUpdateOp.MUL: np.multiply,
+    IndexingUpdateOp.MIN: np.minimum,
+    IndexingUpdateOp.MAX: np.maximum,
+}
+
+
+def host_update(
+    backend: Any, prefix: str, tensor: P, index: tuple[Any, ...], values: P, update: IndexingUpdateOp
+) -> P:
+    """``tensor`` with ``values`` combined in at the NumPy fancy ``index`` (built from host indices), on
+    the host: the default of the update ops a backend does not override."""
+    device = op(backend, prefix, "device")(tensor)
+    out = np.array(op(backend, prefix, "into_data")(tensor).to_numpy(), copy=True)
+    source = op(backend, prefix, "into_data")(values).to_numpy()
+    ufunc = _UFUNCS[update]
+    with np.errstate(all="ignore"):
+        if ufunc is None:
+            out[index] = source
+        else:
+            ufunc.at(out, index, source)
+    return op(backend, prefix, "from_data")(TensorData._wrap(out), device)
+
+
+def host_indices(backend: Any, indices: P) -> np.ndarray[Any, Any]:
+    return np.asarray(backend.int_into_data(indices).to_numpy())
+
+
+def scatter(
+    backend: Any, prefix: str, tensor: P, dim: int, indices: P, values: P, update: IndexingUpdateOp
+) -> P:
+    if update is IndexingUpdateOp.ADD and prefix != "bool":
+        return op(backend, prefix, "scatter_add")(tensor, dim, indices, values)
+    index_array = host_indices(backend, indices)
+    grids: list[Any] = list(np.indices(index_array.shape, sparse=True))
+    grids[dim] = index_array
+    return host_update(backend, prefix, tensor, tuple(grids), values, update)
+
+
+def gather_nd(backend: Any, prefix: str, tensor: P, indices: P) -> P:
+    """``out[i...] = tensor[indices[i..., 0], ..., indices[i..., k-1], ...]`` from float/int/bool ops."""
+    depth = indices.shape[-1]
+    shape = tuple(tensor.shape)
+    leading = int(np.prod(shape[:depth], dtype=np.int64))
+    strides = [int(np.prod(shape[j + 1 : depth], dtype=np.int64)) for j in range(depth)]
+    batch = tuple(indices.shape[:-1])
+    count = int(np.prod(batch, dtype=np.int64))
+    flat = backend.int_reshape(indices, (count, depth))
+    weights = backend.int_from_data(
+        TensorData._wrap(np.array(strides, dtype=DType.of(indices.dtype).numpy).reshape(depth, 1)),
+        op(backend, prefix, "device")(tensor),
+    )
+    rows = backend.int_reshape(backend.int_matmul(flat, weights), (count,))
+    table = op(backend, prefix, "reshape")(tensor, (leading, *shape[depth:]))
+    picked = op(backend, prefix, "select")(table, 0, rows)
+    return op(backend, prefix, "reshape")(picked, (*batch, *shape[depth:]))
+
+
+def scatter_nd(backend: Any, prefix: str, tensor: P, indices: P, values: P, update: IndexingUpdateOp) -> P:
+    index_array = host_indices(backend, indices)
+    index = tuple(index_array[..., j] for j in range(index_array.shape[-1]))
+    return host_update(backend, prefix, tensor, index, values, update)
+
+
+def mask_select(backend: Any, prefix: str, tensor: P, mask: P) -> P:
+    """The values where ``mask`` (broadcast to the tensor's shape) is true, in row-major order: 1-d."""
+    shape = tuple(tensor.shape)
+    mask = backend.bool_expand(mask, shape) if tuple(mask.shape) != shape else mask
+    count = int(np.prod(shape, dtype=np.int64))
+    positions = backend.bool_argwhere(backend.bool_reshape(mask, (count,)))
+    rows = backend.int_reshape(positions, (positions.shape[0],))
+    return op(backend, prefix, "select")(op(backend, prefix, "reshape")(tensor, (count,)), 0, rows)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._data import TensorData
 from .._dtype import DType
+from .._options import IndexingUpdateOp
 from . import _generic as g
 
 if TYPE_CHECKING:
@@ -130,6 +131,25 @@ class BoolTensorOps(abc.ABC):
     @abc.abstractmethod
     def bool_mask_fill(self, tensor: P, mask: P, value: bool) -> P:
         """``value`` where ``mask`` is true, else ``tensor``."""
+
+    def bool_mask_select(self, tensor: P, mask: P) -> P:
+        """The values where ``mask`` is true, in row-major order, as a 1-d tensor."""
+        return g.mask_select(self, "bool", tensor, mask)
+
+    def bool_gather_nd(self, tensor: P, indices: P) -> P:
+        """``out[i...] = tensor[indices[i..., 0], ..., indices[i..., k - 1]]`` for an int ``indices`` of
+        shape ``[..., k]`` (k at most the tensor's rank); the result is ``indices.shape[:-1]`` plus the
+        tensor's dims after the first k."""
+        return g.gather_nd(self, "bool", tensor, indices)
+
+    def bool_scatter_nd(self, tensor: P, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at the positions ``indices``
+        (shaped as for ``bool_gather_nd``; ``values`` has the shape ``bool_gather_nd`` would return)."""
+        return g.scatter_nd(self, "bool", tensor, indices, values, update)
+
+    def bool_scatter(self, tensor: P, dim: int, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at ``indices`` along ``dim``."""
+        return g.scatter(self, "bool", tensor, dim, indices, values, update)
 
     # -- logic ------------------------------------------------------------------------------------
     @abc.abstractmethod

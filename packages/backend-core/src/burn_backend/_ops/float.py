@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any
 from .._data import TensorData
 from .._distribution import Distribution
 from .._dtype import DType
+from .._options import IndexingUpdateOp
 from . import _generic as g
+from . import _grid_sample
 
 if TYPE_CHECKING:
     from .._device import Device
+    from .._options import GridSampleOptions
 
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 Shape = tuple[int, ...]
@@ -219,6 +222,25 @@ class FloatTensorOps(abc.ABC):
     @abc.abstractmethod
     def float_mask_fill(self, tensor: P, mask: P, value: float) -> P:
         """``value`` where ``mask`` is true, else ``tensor``."""
+
+    def float_mask_select(self, tensor: P, mask: P) -> P:
+        """The values where ``mask`` is true, in row-major order, as a 1-d tensor."""
+        return g.mask_select(self, "float", tensor, mask)
+
+    def float_gather_nd(self, tensor: P, indices: P) -> P:
+        """``out[i...] = tensor[indices[i..., 0], ..., indices[i..., k - 1]]`` for an int ``indices`` of
+        shape ``[..., k]`` (k at most the tensor's rank); the result is ``indices.shape[:-1]`` plus the
+        tensor's dims after the first k."""
+        return g.gather_nd(self, "float", tensor, indices)
+
+    def float_scatter_nd(self, tensor: P, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at the positions ``indices``
+        (shaped as for ``float_gather_nd``; ``values`` has the shape ``float_gather_nd`` would return)."""
+        return g.scatter_nd(self, "float", tensor, indices, values, update)
+
+    def float_scatter(self, tensor: P, dim: int, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at ``indices`` along ``dim``."""
+        return g.scatter(self, "float", tensor, dim, indices, values, update)
 
     # -- comparison -------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -525,3 +547,10 @@ class FloatTensorOps(abc.ABC):
     def float_is_require_grad(self, tensor: P) -> bool:
         """Whether gradients are computed for the tensor."""
         return False
+
+    # -- grid sampling ----------------------------------------------------------------------------
+    def float_grid_sample_2d(self, tensor: P, grid: P, options: GridSampleOptions) -> P:
+        """``tensor [n, c, h, w]`` sampled at the normalized coordinates ``grid [n, h_out, w_out, 2]``
+        (x, then y, in ``[-1, 1]``): ``[n, c, h_out, w_out]``, as PyTorch's ``F.grid_sample`` with the
+        ``options``' mode, padding mode and corner alignment."""
+        return _grid_sample.grid_sample_2d(self, tensor, grid, options)

@@ -11,6 +11,7 @@ import numpy as np
 from .._data import TensorData
 from .._distribution import Distribution
 from .._dtype import DType
+from .._options import IndexingUpdateOp
 from . import _generic as g
 
 if TYPE_CHECKING:
@@ -291,6 +292,25 @@ class IntTensorOps(abc.ABC):
     @abc.abstractmethod
     def int_mask_fill(self, tensor: P, mask: P, value: int) -> P:
         """``value`` where ``mask`` is true, else ``tensor``."""
+
+    def int_mask_select(self, tensor: P, mask: P) -> P:
+        """The values where ``mask`` is true, in row-major order, as a 1-d tensor."""
+        return g.mask_select(self, "int", tensor, mask)
+
+    def int_gather_nd(self, tensor: P, indices: P) -> P:
+        """``out[i...] = tensor[indices[i..., 0], ..., indices[i..., k - 1]]`` for an int ``indices`` of
+        shape ``[..., k]`` (k at most the tensor's rank); the result is ``indices.shape[:-1]`` plus the
+        tensor's dims after the first k."""
+        return g.gather_nd(self, "int", tensor, indices)
+
+    def int_scatter_nd(self, tensor: P, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at the positions ``indices``
+        (shaped as for ``int_gather_nd``; ``values`` has the shape ``int_gather_nd`` would return)."""
+        return g.scatter_nd(self, "int", tensor, indices, values, update)
+
+    def int_scatter(self, tensor: P, dim: int, indices: P, values: P, update: IndexingUpdateOp) -> P:
+        """A copy of ``tensor`` with ``values`` combined by ``update`` at ``indices`` along ``dim``."""
+        return g.scatter(self, "int", tensor, dim, indices, values, update)
 
     # -- comparison -------------------------------------------------------------------------------
     @abc.abstractmethod

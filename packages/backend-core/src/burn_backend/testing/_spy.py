@@ -15,7 +15,10 @@ from .._ops.int import IntTensorOps
 from .._ops.module import ModuleOps
 
 OP_GROUPS = (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps)
-BACKEND_METHODS = ("device_count", "seed", "sync", "supports_dtype")
+BACKEND_METHODS = (
+    "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
+    "tr_execute",
+)  # fmt: skip
 
 
 def interface_methods() -> dict[str, Any]:

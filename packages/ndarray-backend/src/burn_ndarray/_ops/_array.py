@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from burn_backend import Device, DType, TensorData
+from burn_backend import Device, DType, IndexingUpdateOp, TensorData
 
 Array = Any  # np.ndarray or a NumPy scalar (rank 0)
 _BF16 = DType.BF16.numpy
@@ -282,3 +282,38 @@ def all_(self: Any, tensor: Array) -> Array:
 
 def all_dim(self: Any, tensor: Array, dim: int) -> Array:
     return np.all(tensor, axis=dim, keepdims=True)
+
+
+_UPDATE_UFUNCS: dict[IndexingUpdateOp, Any] = {
+    IndexingUpdateOp.ADD: np.add,
+    IndexingUpdateOp.MUL: np.multiply,
+    IndexingUpdateOp.MIN: np.minimum,
+    IndexingUpdateOp.MAX: np.maximum,
+}
+
+
+def _update_at(out: Array, index: Any, values: Array, update: IndexingUpdateOp) -> Array:
+    with np.errstate(all="ignore"):
+        if update is IndexingUpdateOp.ASSIGN:
+            out[index] = values
+        else:
+            _UPDATE_UFUNCS[update].at(out, index, values)
+    return out
+
+
+def scatter(
+    self: Any, tensor: Array, dim: int, indices: Array, values: Array, update: IndexingUpdateOp
+) -> Array:
+    return _update_at(np.array(tensor, copy=True), along_axis_index(indices, dim), values, update)
+
+
+def gather_nd(self: Any, tensor: Array, indices: Array) -> Array:
+    return np.asarray(tensor)[tuple(np.moveaxis(indices, -1, 0))]
+
+
+def scatter_nd(self: Any, tensor: Array, indices: Array, values: Array, update: IndexingUpdateOp) -> Array:
+    return _update_at(np.array(tensor, copy=True), tuple(np.moveaxis(indices, -1, 0)), values, update)
+
+
+def mask_select(self: Any, tensor: Array, mask: Array) -> Array:
+    return np.asarray(tensor)[np.broadcast_to(mask, np.shape(tensor))]

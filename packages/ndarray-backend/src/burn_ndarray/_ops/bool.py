@@ -37,6 +37,10 @@ class BoolOps:
     bool_gather = a.gather
     bool_select = a.select
     bool_mask_where = a.mask_where
+    bool_scatter = a.scatter
+    bool_gather_nd = a.gather_nd
+    bool_scatter_nd = a.scatter_nd
+    bool_mask_select = a.mask_select
     bool_mask_fill = a.mask_fill
     bool_equal = a.equal
     bool_equal_elem = a.equal_elem

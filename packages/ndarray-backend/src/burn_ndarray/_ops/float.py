@@ -63,6 +63,10 @@ class FloatOps:
     float_select = a.select
     float_select_add = a.select_add
     float_mask_where = a.mask_where
+    float_scatter = a.scatter
+    float_gather_nd = a.gather_nd
+    float_scatter_nd = a.scatter_nd
+    float_mask_select = a.mask_select
     float_equal = a.equal
     float_not_equal = a.not_equal
     float_greater = a.greater

@@ -41,6 +41,10 @@ class IntOps:
     int_select = a.select
     int_select_add = a.select_add
     int_mask_where = a.mask_where
+    int_scatter = a.scatter
+    int_gather_nd = a.gather_nd
+    int_scatter_nd = a.scatter_nd
+    int_mask_select = a.mask_select
     int_mask_fill = a.mask_fill
     int_equal = a.equal
     int_equal_elem = a.equal_elem
