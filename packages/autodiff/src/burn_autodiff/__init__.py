@@ -1,5 +1,24 @@
-"""Reverse-mode automatic differentiation for any Burn for Python backend."""
+"""Reverse-mode automatic differentiation for any Burn for Python backend: ``Autodiff(inner)``.
 
+Custom ops record their own backward with ``Autodiff.track`` and an ``OpSpec``, the mechanism every
+built-in op uses.
+"""
+
+from ._backend import Autodiff as Autodiff
+from ._checkpoint import BalancedCheckpointing as BalancedCheckpointing
+from ._checkpoint import CheckpointStrategy as CheckpointStrategy
+from ._checkpoint import NoCheckpointing as NoCheckpointing
+from ._graph import AutodiffGradients as AutodiffGradients
+from ._graph import AutodiffTensor as AutodiffTensor
+from ._graph import OpSpec as OpSpec
 from ._version import __version__ as __version__
 
-__all__: list[str] = []
+__all__ = [
+    "Autodiff",
+    "AutodiffGradients",
+    "AutodiffTensor",
+    "BalancedCheckpointing",
+    "CheckpointStrategy",
+    "NoCheckpointing",
+    "OpSpec",
+]

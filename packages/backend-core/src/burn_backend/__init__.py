@@ -4,13 +4,14 @@ The user API is ``Tensor`` with ``DType``, ``Shape``, ``TensorData``, ``Distribu
 backend author's API is ``Backend`` (op groups ``FloatTensorOps``, ``IntTensorOps``, ``BoolTensorOps``,
 ``ModuleOps``, ``ActivationOps``) and ``AutodiffBackend``. Activation functions live in
 ``burn_backend.activation``, module functions (convolution, pooling, ...) in ``burn_backend.module``, the
-conformance suite in ``burn_backend.testing``.
+real FFT and window functions in ``burn_backend.signal``, the conformance suite in ``burn_backend.testing``.
 """
 
 from ._backend import AutodiffBackend as AutodiffBackend
 from ._backend import Backend as Backend
 from ._backend import DTypeUsage as DTypeUsage
 from ._backend import Gradients as Gradients
+from ._backend import interface_methods as interface_methods
 from ._data import TensorData as TensorData
 from ._data import Tolerance as Tolerance
 from ._device import Device as Device
@@ -20,6 +21,7 @@ from ._dtype import DType as DType
 from ._dtype import Float as Float
 from ._dtype import Int as Int
 from ._dtype import Kind as Kind
+from ._ops._deform_conv import DeformConv2dBackward as DeformConv2dBackward
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
 from ._ops.float import FloatTensorOps as FloatTensorOps
@@ -69,6 +71,7 @@ __all__ = [
     "Backend",
     "AutodiffBackend",
     "Gradients",
+    "interface_methods",
     "DTypeUsage",
     "FloatTensorOps",
     "IntTensorOps",
@@ -81,6 +84,7 @@ __all__ = [
     "ConvOptions",
     "ConvTransposeOptions",
     "DeformConvOptions",
+    "DeformConv2dBackward",
     "UnfoldOptions",
     "InterpolateMode",
     "InterpolateOptions",

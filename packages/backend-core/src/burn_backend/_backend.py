@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -92,6 +93,11 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
             device = self._devices[index] = Device(self, index)
         return device
 
+    @property
+    def stack_name(self) -> str:
+        """The name of this backend's stack in device specs: ``"ndarray"``, ``"autodiff-cuda"``."""
+        return self.name
+
     def default_dtype(self, kind: Kind) -> DType:
         """The dtype tensors of ``kind`` get when none is asked for."""
         if kind is Kind.FLOAT:
@@ -143,6 +149,26 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
             [self.int_into_data(t) for t in ints],
             [self.bool_into_data(t) for t in bools],
         )
+
+
+BACKEND_METHODS = (
+    "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
+    "tr_execute",
+)  # fmt: skip
+
+
+def interface_methods() -> dict[str, Any]:
+    """Every method of the backend interface, by name, as the interface defines it: the op groups'
+    methods and the backend-level ones. Decorators use it to cover the whole surface; the conformance
+    suite's spy and signature checks use it to cover every method."""
+    methods: dict[str, Any] = {}
+    for group in (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps):
+        for name, value in vars(group).items():
+            if not name.startswith("_") and inspect.isfunction(value):
+                methods[name] = value
+    for name in BACKEND_METHODS:
+        methods[name] = getattr(Backend, name)
+    return methods
 
 
 class Gradients(abc.ABC):

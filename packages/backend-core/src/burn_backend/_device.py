@@ -42,7 +42,7 @@ class Device:
         return f"Device({self.backend!r}, {self.index})"
 
     def __str__(self) -> str:
-        return f"{self.backend.name}:{self.index}"
+        return f"{self.backend.stack_name}:{self.index}"
 
     def seed(self, seed: int) -> None:
         """Seed this device's random generator, so that random tensors repeat run to run."""

@@ -24,6 +24,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ._dtype import Kind
 from ._ops.module import (
     adaptive_pool_windows,
@@ -38,6 +40,8 @@ from ._options import (
     AttentionOptions,
     ConvOptions,
     ConvTransposeOptions,
+    DeformConvOptions,
+    GridSampleOptions,
     InterpolateMode,
     InterpolateOptions,
     UnfoldOptions,
@@ -53,6 +57,7 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "deform_conv2d",
     "unfold4d",
     # pooling
     "avg_pool1d",
@@ -69,6 +74,7 @@ __all__ = [
     "linear",
     "attention",
     "layer_norm",
+    "ctc_loss",
     # shared tables and sizes, for backend authors
     "conv_output_size",
     "conv_transpose_output_size",
@@ -77,6 +83,10 @@ __all__ = [
     "adaptive_pool_windows",
     "nearest_indices",
     "interpolation_taps",
+    # folding and grid sampling
+    "fold4d",
+    "grid_sample_2d",
+    "affine_grid_2d",
 ]
 
 IntOrTuple = int | Sequence[int]
@@ -694,3 +704,337 @@ def layer_norm(
     if not epsilon >= 0:
         raise ValueError(f"{op}: epsilon must be >= 0, got {epsilon}")
     return x._new(x._device.backend.layer_norm(x._primitive, params[0], params[1], float(epsilon)))
+
+
+# -- folding and grid sampling -------------------------------------------------------------------------
+def fold4d(
+    x: Tensor, output_size: IntOrTuple, kernel_size: IntOrTuple, options: UnfoldOptions | None = None
+) -> Tensor:
+    """The inverse of ``unfold4d`` (col2im), like PyTorch's ``F.fold``: the columns ``x [batch, channels
+    * kh * kw, windows]`` summed back into ``[batch, channels, *output_size]``, each value at the
+    position of the window and kernel offset it stands for; where windows overlap the values add, so
+    ``fold4d(unfold4d(x))`` is ``x`` times the number of windows covering each sample.
+
+    Args:
+        x: the columns, channel-major then kernel row and column; ``windows`` must be the number of
+            windows ``unfold4d`` makes of an input of ``output_size`` with these options.
+        output_size: the spatial size of the result (an int or a pair).
+        kernel_size: the window size (an int or a pair).
+        options: stride, padding and dilation, as for ``unfold4d``.
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> fold4d(Tensor.ones([1, 4, 4]), (3, 3), 2).to_data().tolist()[0][0]
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    op = "fold4d"
+    x = _tensor(op, "x", x, Kind.FLOAT)
+    _rank(op, "x", x, 3, "[batch, channels * kh * kw, windows]")
+    sizes = _sizes(op, "output_size", output_size, 2, 1)
+    kernel = _sizes(op, "kernel_size", kernel_size, 2, 1)
+    options = options if options is not None else UnfoldOptions()
+    stride = _sizes(op, "stride", options.stride, 2, 1)
+    padding = _sizes(op, "padding", options.padding, 2, 0)
+    dilation = _sizes(op, "dilation", options.dilation, 2, 1)
+    _, depth, length = x.dims()
+    taps = kernel[0] * kernel[1]
+    if depth < 1 or depth % taps:
+        raise ValueError(
+            f"{op}: dim 1 of x (shape {x.dims()}) must be a positive multiple of kh * kw = {taps} "
+            f"(kernel {list(kernel)})"
+        )
+    out = [conv_output_size(n, k, s, p, d) for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    if min(out) < 1:
+        raise ValueError(
+            f"{op}: the kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded output "
+            f"{list(sizes)} + 2 * {list(padding)}"
+        )
+    if length != out[0] * out[1]:
+        raise ValueError(
+            f"{op}: x of shape {x.dims()} has {length} windows, but an output of size {list(sizes)} has "
+            f"{out[0]} x {out[1]} = {out[0] * out[1]} windows of kernel {list(kernel)} (stride "
+            f"{list(stride)}, padding {list(padding)}, dilation {list(dilation)})"
+        )
+    checked = UnfoldOptions(_pair(stride), _pair(padding), _pair(dilation))
+    return x._new(x._device.backend.fold4d(x._primitive, _pair(sizes), _pair(kernel), checked))
+
+
+def grid_sample_2d(x: Tensor, grid: Tensor, options: GridSampleOptions | None = None) -> Tensor:
+    """``x [batch, channels, height, width]`` sampled at the points of ``grid [batch, height_out,
+    width_out, 2]``: ``[batch, channels, height_out, width_out]``, as PyTorch's ``F.grid_sample``.
+
+    ``grid[..., 0]`` is the x (width) and ``grid[..., 1]`` the y (height) coordinate, normalized so that
+    -1 and 1 are the left / top and right / bottom of the input (the corner samples' centres with
+    ``align_corners``, their outer edges without). ``options`` (``GridSampleOptions``; default bilinear,
+    zeros padding, corners not aligned) pick the interpolation and what points outside the input read.
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> x = Tensor.from_data([[[[1.0, 2.0], [3.0, 4.0]]]])
+        >>> grid_sample_2d(x, Tensor.zeros([1, 1, 1, 2])).to_data().tolist()
+        [[[[2.5]]]]
+    """
+    op = "grid_sample_2d"
+    x = _tensor(op, "x", x, Kind.FLOAT)
+    grid = _tensor(op, "grid", grid, Kind.FLOAT)
+    _rank(op, "x", x, 4, _layout(2))
+    _rank(op, "grid", grid, 4, "[batch, height_out, width_out, 2]")
+    _same(op, x, "grid", grid)
+    batch, _, height, width = x.dims()
+    if grid.dims()[0] != batch or grid.dims()[3] != 2:
+        raise ValueError(
+            f"{op}: grid must have shape [{batch}, height_out, width_out, 2] for x of shape {x.dims()}, "
+            f"got {grid.dims()}"
+        )
+    if min(height, width) < 1:
+        raise ValueError(f"{op}: x must not be empty along its spatial dims, got shape {x.dims()}")
+    if options is None:
+        options = GridSampleOptions()
+    elif not isinstance(options, GridSampleOptions):
+        raise TypeError(f"{op}: options must be GridSampleOptions or None, got {options!r}")
+    return x._new(x._device.backend.float_grid_sample_2d(x._primitive, grid._primitive, options))
+
+
+def _centres(steps: int, align_corners: bool) -> np.ndarray[Any, Any]:
+    """The normalized coordinates of ``steps`` sample centres along one dim (PyTorch's base grid)."""
+    if steps <= 1:
+        return np.zeros(steps)
+    centres = np.linspace(-1.0, 1.0, steps)
+    return centres if align_corners else centres * ((steps - 1) / steps)
+
+
+def affine_grid_2d(theta: Tensor, size: Sequence[int], align_corners: bool = False) -> Tensor:
+    """The sampling grid of the affine maps ``theta [batch, 2, 3]`` for an output of ``size`` ``[batch,
+    channels, height, width]``, as PyTorch's ``F.affine_grid``: ``[batch, height, width, 2]``, point
+    ``(i, j)`` being ``theta @ (x_j, y_i, 1)`` with ``x``, ``y`` the normalized centres of the output's
+    samples (see ``grid_sample_2d`` for ``align_corners``). Differentiable in ``theta``.
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> identity = Tensor.from_data([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        >>> affine_grid_2d(identity, [1, 1, 2, 2], align_corners=True).to_data().tolist()[0][0]
+        [[-1.0, -1.0], [1.0, -1.0]]
+    """
+    op = "affine_grid_2d"
+    theta = _tensor(op, "theta", theta, Kind.FLOAT)
+    _rank(op, "theta", theta, 3, "[batch, 2, 3]")
+    if isinstance(size, int) or not isinstance(size, Sequence):
+        raise TypeError(f"{op}: size must be 4 ints [batch, channels, height, width], got {size!r}")
+    batch, _, height, width = _sizes(op, "size", size, 4, 1)
+    if theta.dims() != [batch, 2, 3]:
+        raise ValueError(
+            f"{op}: theta must have shape [batch, 2, 3] = [{batch}, 2, 3] for size {list(size)}, "
+            f"got {theta.dims()}"
+        )
+    if not isinstance(align_corners, bool):
+        raise TypeError(f"{op}: align_corners must be a bool, got {align_corners!r}")
+    xs, ys = np.meshgrid(_centres(width, align_corners), _centres(height, align_corners))
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, height * width, 3)
+    points = Tensor.from_data(base, theta.device, theta.dtype)
+    return points.matmul(theta.swap_dims(1, 2)).reshape([batch, height, width, 2])
+
+
+# -- deformable convolution and CTC loss ---------------------------------------------------------------
+def deform_conv2d(
+    x: Tensor,
+    offset: Tensor,
+    weight: Tensor,
+    mask: Tensor | None = None,
+    bias: Tensor | None = None,
+    options: DeformConvOptions | None = None,
+) -> Tensor:
+    """Deformable 2-d convolution, as torchvision's ``deform_conv2d`` (DCN; DCNv2 with a ``mask``).
+
+    Kernel tap ``k = i * kw + j`` of output ``(oy, ox)`` reads each input channel bilinearly at
+    ``(oy * stride_h - pad_h + i * dilation_h + dy, ox * stride_w - pad_w + j * dilation_w + dx)`` (zero
+    outside the input), where ``(dy, dx)`` are offset channels ``g * 2 * kh * kw + 2 * k`` and ``... + 1``
+    for the channel's offset group ``g``; the read is scaled by mask channel ``g * kh * kw + k``, then the
+    reads are convolved with ``weight`` as by ``conv2d`` with ``groups = weight_groups``.
+
+    Args:
+        x: ``[batch, in_channels, height, width]``.
+        offset: ``[batch, 2 * offset_groups * kh * kw, out_h, out_w]``; ``out_h``/``out_w`` are
+            ``conv2d``'s output size for these options.
+        weight: ``[out_channels, in_channels / weight_groups, kh, kw]``.
+        mask: ``[batch, offset_groups * kh * kw, out_h, out_w]`` or ``None`` (no modulation).
+        bias: ``[out_channels]`` or ``None``.
+        options: stride, padding, dilation, weight_groups and offset_groups (``offset_groups`` divides
+            ``in_channels``); by default stride 1, no padding, one group of each.
+
+    Returns:
+        ``[batch, out_channels, out_h, out_w]``.
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> x, w = Tensor.ones([1, 2, 4, 4]), Tensor.ones([3, 2, 3, 3])
+        >>> deform_conv2d(x, Tensor.zeros([1, 18, 2, 2]), w).dims()
+        [1, 3, 2, 2]
+    """
+    op = "deform_conv2d"
+    x = _tensor(op, "x", x, Kind.FLOAT)
+    offset = _tensor(op, "offset", offset, Kind.FLOAT)
+    weight = _tensor(op, "weight", weight, Kind.FLOAT)
+    _rank(op, "x", x, 4, _layout(2))
+    _rank(op, "offset", offset, 4, "[batch, 2 * offset_groups * kh * kw, out_h, out_w]")
+    _rank(op, "weight", weight, 4, "[out_channels, in_channels / weight_groups, kh, kw]")
+    _same(op, x, "offset", offset)
+    _same(op, x, "weight", weight)
+    if options is None:
+        options = DeformConvOptions()
+    elif not isinstance(options, DeformConvOptions):
+        raise TypeError(f"{op}: options must be DeformConvOptions, got {type(options).__name__}")
+    stride = _sizes(op, "stride", options.stride, 2, 1)
+    padding = _sizes(op, "padding", options.padding, 2, 0)
+    dilation = _sizes(op, "dilation", options.dilation, 2, 1)
+    (weight_groups,) = _sizes(op, "weight_groups", options.weight_groups, 1, 1)
+    (offset_groups,) = _sizes(op, "offset_groups", options.offset_groups, 1, 1)
+    batch, in_channels = x.dims()[:2]
+    out_channels, per_group, kh, kw = weight.dims()
+    if in_channels % weight_groups or out_channels % weight_groups:
+        raise ValueError(
+            f"{op}: weight_groups ({weight_groups}) must divide the input channels ({in_channels}, x of "
+            f"shape {x.dims()}) and the output channels ({out_channels}, weight of shape {weight.dims()})"
+        )
+    if per_group != in_channels // weight_groups:
+        raise ValueError(
+            f"{op}: weight of shape {weight.dims()} takes {per_group} channels per group, but x of shape "
+            f"{x.dims()} has {in_channels} channels in {weight_groups} weight group(s)"
+        )
+    if in_channels % offset_groups:
+        raise ValueError(
+            f"{op}: offset_groups ({offset_groups}) must divide the input channels ({in_channels}, x of "
+            f"shape {x.dims()})"
+        )
+    if min(kh, kw) < 1:
+        raise ValueError(f"{op}: the kernel must not be empty, got weight of shape {weight.dims()}")
+    _kernel_fits(op, x, (kh, kw), padding, dilation)
+    out = [
+        conv_output_size(size, k, s, p, d)
+        for size, k, s, p, d in zip(x.dims()[2:], (kh, kw), stride, padding, dilation)
+    ]
+    taps = offset_groups * kh * kw
+    expected = [batch, 2 * taps, *out]
+    if offset.dims() != expected:
+        raise ValueError(
+            f"{op}: offset must have shape {expected} ([batch, 2 * offset_groups * kh * kw, out_h, out_w] "
+            f"with {offset_groups} offset group(s) and a {kh}x{kw} kernel), got {offset.dims()}"
+        )
+    mask_primitive = None
+    if mask is not None:
+        mask = _tensor(op, "mask", mask, Kind.FLOAT)
+        _same(op, x, "mask", mask)
+        if mask.dims() != [batch, taps, *out]:
+            raise ValueError(
+                f"{op}: mask must have shape {[batch, taps, *out]} ([batch, offset_groups * kh * kw, out_h, "
+                f"out_w]), got {mask.dims()}"
+            )
+        mask_primitive = mask._primitive
+    bias_primitive = _bias(op, x, bias, out_channels)
+    checked = DeformConvOptions(_pair(stride), _pair(padding), _pair(dilation), weight_groups, offset_groups)
+    primitive = x._device.backend.deform_conv2d(
+        x._primitive, offset._primitive, weight._primitive, mask_primitive, bias_primitive, checked
+    )
+    return x._new(primitive)
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _lengths(op: str, name: str, value: object, batch: int, like: Tensor) -> Tensor:
+    """``value`` (an Int tensor or a sequence of ints) as an Int tensor ``[batch]`` on ``like``'s device."""
+    if not isinstance(value, Tensor):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError(f"{op}: {name} must be an Int tensor or a sequence of ints, got {value!r}")
+        if any(isinstance(v, bool) or not hasattr(v, "__index__") for v in value):
+            raise TypeError(f"{op}: {name} must hold ints, got {value!r}")
+        value = Tensor.from_ints([int(v) for v in value], like.device)
+    tensor = _tensor(op, name, value, Kind.INT)
+    like._check_device_of(op, tensor)
+    if tensor.dims() != [batch]:
+        raise ValueError(f"{op}: {name} must have shape [{batch}] (one per sample), got {tensor.dims()}")
+    return tensor
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Tensor | Sequence[int],
+    target_lengths: Tensor | Sequence[int],
+    blank: int = 0,
+    reduction: str = "mean",
+) -> Tensor:
+    """The connectionist temporal classification loss, as PyTorch's ``ctc_loss`` (``zero_infinity=False``).
+
+    Each sample's loss is ``-log`` of the probability, summed over every alignment of its target (labels
+    with blanks between and around them, each symbol repeated over one or more frames) with its input.
+    A sample whose target cannot fit its input has an infinite loss.
+
+    Args:
+        log_probs: ``[time, batch, classes]`` log-probabilities (log-softmax outputs).
+        targets: Int ``[batch, max_target_length]``: each sample's labels, padded past its target
+            length with any values; labels lie in ``[0, classes)`` and are not ``blank``.
+        input_lengths: Int ``[batch]`` (a tensor or a sequence of ints), each in ``[0, time]``.
+        target_lengths: Int ``[batch]``, each in ``[0, max_target_length]``.
+        blank: the blank class.
+        reduction: ``"none"`` (the losses ``[batch]``), ``"sum"``, or ``"mean"`` (each loss divided by its
+            target length, at least 1, then averaged over the batch); the last two give ``[1]``.
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> log_probs = Tensor.full([2, 1, 2], -0.6931471805599453)  # two frames, blank or label 1
+        >>> round(ctc_loss(log_probs, Tensor.from_ints([[1]]), [2], [1], reduction="none").item(), 4)
+        0.2877
+    """
+    op = "ctc_loss"
+    log_probs = _tensor(op, "log_probs", log_probs, Kind.FLOAT)
+    targets = _tensor(op, "targets", targets, Kind.INT)
+    _rank(op, "log_probs", log_probs, 3, "[time, batch, classes]")
+    _rank(op, "targets", targets, 2, "[batch, max_target_length]")
+    log_probs._check_device_of(op, targets)
+    frames, batch, classes = log_probs.dims()
+    if targets.dims()[0] != batch:
+        raise ValueError(
+            f"{op}: targets of shape {targets.dims()} must have one row per sample of log_probs "
+            f"(shape {log_probs.dims()}, layout [time, batch, classes])"
+        )
+    max_length = targets.dims()[1]
+    inputs = _lengths(op, "input_lengths", input_lengths, batch, log_probs)
+    lengths = _lengths(op, "target_lengths", target_lengths, batch, log_probs)
+    if isinstance(blank, bool) or not hasattr(blank, "__index__"):
+        raise TypeError(f"{op}: blank must be an int, got {blank!r}")
+    blank = int(blank)
+    if not 0 <= blank < classes:
+        raise ValueError(f"{op}: blank ({blank}) must be a class of log_probs, in [0, {classes})")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: unknown reduction {reduction!r}; expected one of {list(_REDUCTIONS)}")
+    input_values = inputs.to_numpy().astype(np.int64)
+    length_values = lengths.to_numpy().astype(np.int64)
+    for name, values, high in (
+        ("input_lengths", input_values, frames),
+        ("target_lengths", length_values, max_length),
+    ):
+        wrong = np.flatnonzero((values < 0) | (values > high))
+        if wrong.size:
+            first = int(wrong[0])
+            raise ValueError(
+                f"{op}: {name} must lie in [0, {high}], got {int(values[first])} for sample {first}"
+            )
+    labels = targets.to_numpy().astype(np.int64)
+    within = np.arange(max_length)[None, :] < length_values[:, None]
+    wrong_label = within & ((labels < 0) | (labels >= classes) | (labels == blank))
+    if wrong_label.any():
+        sample, position = (int(i) for i in np.argwhere(wrong_label)[0])
+        raise ValueError(
+            f"{op}: target {sample} holds {int(labels[sample, position])} at position {position}; labels "
+            f"must lie in [0, {classes}) and differ from the blank ({blank})"
+        )
+    backend = log_probs._device.backend
+    losses = backend.ctc_loss(
+        log_probs._primitive, targets._primitive, inputs._primitive, lengths._primitive, blank
+    )
+    if reduction == "none":
+        return log_probs._new(losses)
+    if reduction == "sum":
+        return log_probs._new(backend.float_sum(losses))
+    divisors = backend.int_into_float(backend.int_clamp_min(lengths._primitive, 1), log_probs.dtype)
+    return log_probs._new(backend.float_mean(backend.float_div(losses, divisors)))

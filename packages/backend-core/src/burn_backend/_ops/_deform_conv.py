@@ -13,7 +13,6 @@ corner outside the input then reads (and, backwards, writes to) the ring, so no 
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._data import TensorData
@@ -62,7 +61,7 @@ class _Taps:
         # padded-frame rows and columns of the low and high corners, in [0, height + 1] / [0, width + 1]
         rows = [b.int_add_scalar(b.int_clamp(b.int_add_scalar(iy, d), -1, height), 1) for d in (0, 1)]
         cols = [b.int_add_scalar(b.int_clamp(b.int_add_scalar(ix, d), -1, width), 1) for d in (0, 1)]
-        full = tuple(plane.shape[:3]) + (dy.shape[3],)
+        full = (*plane.shape[:3], dy.shape[3])
         self.indices = [
             b.int_expand(b.int_add(b.int_mul_scalar(r, row), c), full) for r in rows for c in cols
         ]
@@ -129,7 +128,7 @@ class _Layout:
         """``x`` with a ring of zeros, as ``[batch, offset groups, channels per group, padded plane]``."""
         h, w = self.height, self.width
         padded = b.float_zeros((self.batch, self.channels, h + 2, w + 2), self.device, self.dtype)
-        inner = _all((self.batch, self.channels)) + [slice(1, h + 1, 1), slice(1, w + 1, 1)]
+        inner = [*_all((self.batch, self.channels)), slice(1, h + 1, 1), slice(1, w + 1, 1)]
         padded = b.float_slice_assign(padded, inner, x)
         return b.float_reshape(padded, (self.batch, self.groups, self.per_group, (h + 2) * (w + 2)))
 
@@ -203,7 +202,9 @@ def deform_conv2d_backward(
     column_grad = b.float_matmul(b.float_swap_dims(layout.grouped_weight(b, weight), 2, 3), grad)
     column_grad = b.float_reshape(column_grad, (batch, channels, layout.taps, length))
     plane_grad = b.float_zeros(tuple(plane.shape), layout.device, layout.dtype)
-    columns, offset_grads, mask_grads = [], [], []
+    columns: list[P] = []
+    offset_grads: list[P] = []
+    mask_grads: list[P] = []
     for tap in range(layout.taps):
         taps = layout.taps_of(b, plane, offset, tap)
         sampled = taps.sample(b)
@@ -223,7 +224,7 @@ def deform_conv2d_backward(
 
     h, w = layout.height, layout.width
     plane_grad = b.float_reshape(plane_grad, (batch, channels, h + 2, w + 2))
-    x_grad = b.float_slice(plane_grad, _all((batch, channels)) + [slice(1, h + 1, 1), slice(1, w + 1, 1)])
+    x_grad = b.float_slice(plane_grad, [*_all((batch, channels)), slice(1, h + 1, 1), slice(1, w + 1, 1)])
     # offset_grads holds (dy, dx) per tap, each [batch, groups, 1, outputs]: channel-major per group
     offset_grad = b.float_reshape(b.float_cat(offset_grads, 2), tuple(offset.shape))
     mask_grad = None if mask is None else b.float_reshape(b.float_cat(mask_grads, 2), tuple(mask.shape))
@@ -236,6 +237,3 @@ def deform_conv2d_backward(
         flat = b.float_reshape(output_grad, (batch, layout.out_channels, length))
         bias_grad = b.float_reshape(b.float_sum_dim(b.float_sum_dim(flat, 2), 0), (layout.out_channels,))
     return DeformConv2dBackward(x_grad, offset_grad, weight_grad, mask_grad, bias_grad)
-
-
-_ = math  # noqa: F841

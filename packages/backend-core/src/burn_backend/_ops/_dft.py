@@ -3,7 +3,8 @@
 A spectrum is two float tensors, its real and imaginary parts (as in Burn, which has no complex dtype).
 The matrices cost ``O(n^2)`` memory and time, which is what a default may spend; backends with an FFT
 override both ops. Angles are reduced on the device in integers (``k * t mod n``) before they become
-floats, so they stay exact for long signals; f16 and bf16 build the matrices in f32.
+floats, so they stay exact for long signals (``k * t`` must fit the backend's int dtype: with i32,
+``n`` up to 65535); f16 and bf16 build the matrices in f32.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def irfft(b: Any, spectrum_re: P, spectrum_im: P, dim: int, n: int) -> P:
     im = _last(b, spectrum_im, dim)
     lead = tuple(re.shape[:-1])
     bins = re.shape[-1]
+    if bins > n // 2 + 1:  # the bins past n // 2 do not count: drop them before the product
+        bins = n // 2 + 1
+        kept = [slice(0, size, 1) for size in lead] + [slice(0, bins, 1)]
+        re, im = b.float_slice(re, kept), b.float_slice(im, kept)
     angles = _angles(b, bins, n, n, spectrum_re)
     cos_weights, sin_weights = irfft_weights(bins, n)
     device = b.float_device(angles)

@@ -49,6 +49,8 @@ def source_coordinates(b: Any, coord: P, size: int, options: GridSampleOptions) 
             coord = _reflect(b, coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(b, coord, -1, 2 * size - 1)
+    # NaN (a NaN or, reflected, an infinite coordinate) clamps to 0, as in PyTorch
+    coord = b.float_mask_fill(coord, b.float_is_nan(coord), 0.0)
     return b.float_clamp(coord, 0.0, float(size - 1))
 
 
@@ -96,4 +98,3 @@ def grid_sample_2d(b: Any, tensor: P, grid: P, options: GridSampleOptions) -> P:
         term = b.float_mul(_read(b, planes, cx, cy, width, height), b.float_mul(wx, wy))
         total = term if total is None else b.float_add(total, term)
     return b.float_reshape(total, (n, c, h_out, w_out))
-

@@ -147,7 +147,10 @@ class ActivationOps:
         Default: an affine map and ``float_clamp``.
         """
         b: Any = self
-        return b.float_clamp(b.float_add_scalar(b.float_mul_scalar(tensor, alpha), beta), 0.0, 1.0)
+        x, dtype = _widen(self, tensor)
+        return _narrow(
+            self, b.float_clamp(b.float_add_scalar(b.float_mul_scalar(x, alpha), beta), 0.0, 1.0), dtype
+        )
 
     def log_sigmoid(self, tensor: P) -> P:
         """``log(sigmoid(x))``, accurate for large ``|x|`` (``log_sigmoid(-100) == -100``, and

@@ -26,12 +26,15 @@ import numpy as np
 from .._data import TensorData
 from .._dtype import DType
 from .._options import InterpolateMode
+from . import _ctc, _deform_conv, _dft
+from ._deform_conv import DeformConv2dBackward
 
 if TYPE_CHECKING:
     from .._options import (
         AttentionOptions,
         ConvOptions,
         ConvTransposeOptions,
+        DeformConvOptions,
         InterpolateOptions,
         UnfoldOptions,
     )
@@ -905,3 +908,103 @@ class ModuleOps:
         if beta is not None:
             y = b.float_add(y, b.float_reshape(beta, shape))
         return y
+
+    # -- FFT and folding ----------------------------------------------------------------------------
+    def rfft(self, signal: P, dim: int) -> tuple[P, P]:
+        """The DFT of a real ``signal`` along ``dim`` (of length ``n >= 1``): its real and imaginary parts,
+        each with ``n // 2 + 1`` bins along ``dim`` (``X[k] = sum_t x[t] * exp(-2 pi i k t / n)``, as
+        ``numpy.fft.rfft``). The default multiplies by dense DFT matrices (``O(n^2)``)."""
+        return _dft.rfft(self, signal, dim)
+
+    def irfft(self, spectrum_re: P, spectrum_im: P, dim: int, n: int) -> P:
+        """The inverse of ``rfft``: the real signal of length ``n`` along ``dim`` whose spectrum has the
+        bins ``spectrum_re + i * spectrum_im`` (same shapes), as ``numpy.fft.irfft``: the bins are
+        trimmed or zero-padded to ``n // 2 + 1``, and the imaginary parts of bin 0 and (even ``n``) bin
+        ``n / 2`` are ignored."""
+        return _dft.irfft(self, spectrum_re, spectrum_im, dim, n)
+
+    def fold4d(
+        self, x: P, output_size: tuple[int, int], kernel_size: tuple[int, int], options: UnfoldOptions
+    ) -> P:
+        """The inverse of ``unfold4d`` (PyTorch's ``F.fold``): columns ``x [b, c * kh * kw, windows]``
+        summed back into ``[b, c, *output_size]``, each at the window it came from (overlaps add)."""
+        b: Any = self
+        batch, depth = x.shape[:2]
+        taps = kernel_size[0] * kernel_size[1]
+        channels = depth // taps
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(
+                output_size, kernel_size, options.stride, options.padding, options.dilation
+            )
+        ]
+        columns = b.float_reshape(x, (batch, channels, taps, *out))
+        padded = [size + 2 * p for size, p in zip(output_size, options.padding)]
+        total = b.float_zeros((batch, channels, *padded), b.float_device(x), _dtype(x))
+        lead = _whole((batch, channels))
+        offsets = itertools.product(*(range(k) for k in kernel_size))
+        for tap, offset in enumerate(offsets):
+            column = b.float_slice(columns, [*lead, slice(tap, tap + 1, 1), *_whole(out)])
+            column = b.float_reshape(column, (batch, channels, *out))
+            spans = lead + [
+                _span(i * d, o, s) for i, d, o, s in zip(offset, options.dilation, out, options.stride)
+            ]
+            total = b.float_slice_assign(total, spans, b.float_add(b.float_slice(total, spans), column))
+        return _place(b, total, [-p for p in options.padding], [1, 1], output_size, 0.0)
+
+    # -- deformable convolution -------------------------------------------------------------------
+    def deform_conv2d(
+        self, x: P, offset: P, weight: P, mask: P | None, bias: P | None, options: DeformConvOptions
+    ) -> P:
+        """Deformable 2-d convolution (torchvision's ``deform_conv2d``; DCNv2 with a ``mask``).
+
+        ``x [b, c_in, h, w]``, ``offset [b, 2 * offset_groups * kh * kw, oh, ow]`` (a ``(dy, dx)`` pair
+        per kernel tap, tap-major within each offset group), ``weight [c_out, c_in / weight_groups, kh,
+        kw]``, ``mask [b, offset_groups * kh * kw, oh, ow]`` or ``None``, ``bias [c_out]`` or ``None``.
+        Each tap reads its input bilinearly at its displaced position (zero outside the input), scaled by
+        its mask; returns ``[b, c_out, oh, ow]``.
+        """
+        return _deform_conv.deform_conv2d(self, x, offset, weight, mask, bias, options)
+
+    def deform_conv2d_backward(
+        self,
+        x: P,
+        offset: P,
+        weight: P,
+        mask: P | None,
+        bias: P | None,
+        output_grad: P,
+        options: DeformConvOptions,
+    ) -> DeformConv2dBackward:
+        """The gradients of ``deform_conv2d`` with respect to each input, as a ``DeformConv2dBackward``
+        ``(x_grad, offset_grad, weight_grad, mask_grad, bias_grad)``; ``mask_grad`` and ``bias_grad``
+        are ``None`` when ``mask`` and ``bias`` are. The offset gradient is that of the bilinear read
+        (piecewise linear in the offsets: one-sided where a coordinate is integral)."""
+        return _deform_conv.deform_conv2d_backward(self, x, offset, weight, mask, bias, output_grad, options)
+
+    # -- CTC loss ---------------------------------------------------------------------------------
+    def ctc_loss(self, log_probs: P, targets: P, input_lengths: P, target_lengths: P, blank: int) -> P:
+        """The connectionist temporal classification loss of each sample: ``-log p(target | input)``.
+
+        ``log_probs [T, n, classes]`` are log-softmax outputs; ``targets [n, s]`` (int) hold each sample's
+        labels padded past its target length; ``input_lengths`` and ``target_lengths`` (int ``[n]``) are
+        at most ``T`` and ``s``; ``blank`` is the blank class. Returns ``[n]``: PyTorch's ``ctc_loss``
+        with ``reduction='none'``, ``inf`` where no alignment fits in the input.
+        """
+        return _ctc.ctc_loss(self, log_probs, targets, input_lengths, target_lengths, blank)
+
+    def has_ctc_loss_backward(self) -> bool:
+        """Whether ``ctc_loss_backward`` is available; the default one is, so autodiff may call it
+        instead of differentiating through the recursion of ``ctc_loss``."""
+        return True
+
+    def ctc_loss_backward(
+        self, log_probs: P, targets: P, input_lengths: P, target_lengths: P, blank: int, output_grad: P
+    ) -> P:
+        """The gradient of ``ctc_loss`` ``[T, n, classes]`` given ``output_grad [n]``, as PyTorch computes
+        it: ``(exp(log_probs) - posterior) * output_grad`` within each input, zero after it (NaN within an
+        input whose loss is infinite). That is the gradient with respect to the logits behind
+        ``log_probs = log_softmax(logits)``, and also what autodiff through the log-softmax yields."""
+        return _ctc.ctc_loss_backward(
+            self, log_probs, targets, input_lengths, target_lengths, blank, output_grad
+        )

@@ -12,13 +12,13 @@ cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason
 expected failures, so an exclusion that starts passing is reported.
 """
 
+from .._backend import interface_methods as interface_methods
 from ._helpers import FLOAT_DTYPES as FLOAT_DTYPES
 from ._helpers import INT_DTYPES as INT_DTYPES
 from ._helpers import check as check
 from ._helpers import make as make
 from ._helpers import random_array as random_array
 from ._helpers import require_dtype as require_dtype
-from ._spy import interface_methods as interface_methods
 
 __all__ = [
     "FLOAT_DTYPES",

@@ -3,35 +3,10 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from collections import Counter
 from typing import Any
 
-from .._backend import Backend
-from .._ops.activation import ActivationOps
-from .._ops.bool import BoolTensorOps
-from .._ops.float import FloatTensorOps
-from .._ops.int import IntTensorOps
-from .._ops.module import ModuleOps
-
-OP_GROUPS = (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps)
-BACKEND_METHODS = (
-    "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
-    "tr_execute",
-)  # fmt: skip
-
-
-def interface_methods() -> dict[str, Any]:
-    """Every method of the backend interface, by name, as the interface defines it."""
-    methods: dict[str, Any] = {}
-    for group in OP_GROUPS:
-        for name, value in vars(group).items():
-            if not name.startswith("_") and inspect.isfunction(value):
-                methods[name] = value
-    for name in BACKEND_METHODS:
-        methods[name] = getattr(Backend, name)
-    return methods
-
+from .._backend import interface_methods
 
 _counts: dict[int, Counter[str]] = {}
 

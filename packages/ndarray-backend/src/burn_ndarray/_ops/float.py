@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from burn_backend import Device, Distribution, DType
+from burn_backend import Device, Distribution, DType, GridSampleOptions
 
 from . import _array as a
+from . import _grid_sample
 from ._special import erf
 
 Array = Any
@@ -387,3 +388,7 @@ class FloatOps:
     def float_hypot(self, lhs: Array, rhs: Array) -> Array:
         with np.errstate(all="ignore"):
             return np.hypot(lhs, rhs)
+
+    # -- grid sampling ----------------------------------------------------------------------------
+    def float_grid_sample_2d(self, tensor: Array, grid: Array, options: GridSampleOptions) -> Array:
+        return _grid_sample.grid_sample_2d(tensor, grid, options)

@@ -26,6 +26,8 @@ from burn_backend import (
     AttentionOptions,
     ConvOptions,
     ConvTransposeOptions,
+    DeformConv2dBackward,
+    DeformConvOptions,
     DType,
     InterpolateOptions,
     UnfoldOptions,
@@ -38,6 +40,8 @@ from burn_backend.module import (
     interpolation_taps,
     pool_output_size,
 )
+
+from . import _ctc, _deform_conv
 
 Array = Any
 Sizes = Sequence[int]
@@ -954,3 +958,80 @@ class ModuleOps:
         if beta is not None:
             y += _work(beta)
         return _done(y, x.dtype)
+
+    # -- FFT and folding ----------------------------------------------------------------------------
+    def rfft(self, signal: Array, dim: int) -> tuple[Array, Array]:
+        spectrum = np.fft.rfft(_work(signal), axis=dim)
+        return (
+            _done(np.ascontiguousarray(spectrum.real), signal.dtype),
+            _done(np.ascontiguousarray(spectrum.imag), signal.dtype),
+        )
+
+    def irfft(self, spectrum_re: Array, spectrum_im: Array, dim: int, n: int) -> Array:
+        re, im = _work(spectrum_re), _work(spectrum_im)
+        spectrum = np.empty(re.shape, dtype=np.result_type(re.dtype, np.complex64))
+        spectrum.real = re
+        spectrum.imag = im
+        return _done(np.fft.irfft(spectrum, n=n, axis=dim), spectrum_re.dtype)
+
+    def fold4d(
+        self, x: Array, output_size: tuple[int, int], kernel_size: tuple[int, int], options: UnfoldOptions
+    ) -> Array:
+        work = _work(x)
+        batch, depth = x.shape[:2]
+        kh, kw = kernel_size
+        out = [
+            conv_output_size(n, k, s, p, d)
+            for n, k, s, p, d in zip(
+                output_size, kernel_size, options.stride, options.padding, options.dilation
+            )
+        ]
+        columns = work.reshape(batch, depth // (kh * kw), kh, kw, *out)
+        (ph, pw), (sh, sw), (dh, dw) = options.padding, options.stride, options.dilation
+        height, width = output_size
+        total = np.zeros((batch, columns.shape[1], height + 2 * ph, width + 2 * pw), dtype=work.dtype)
+        for i, j in itertools.product(range(kh), range(kw)):
+            rows = slice(i * dh, i * dh + (out[0] - 1) * sh + 1, sh)
+            cols = slice(j * dw, j * dw + (out[1] - 1) * sw + 1, sw)
+            total[:, :, rows, cols] += columns[:, :, i, j]
+        return _done(np.ascontiguousarray(total[:, :, ph : ph + height, pw : pw + width]), x.dtype)
+
+    # -- deformable convolution and CTC loss ------------------------------------------------------
+    def deform_conv2d(
+        self,
+        x: Array,
+        offset: Array,
+        weight: Array,
+        mask: Array | None,
+        bias: Array | None,
+        options: DeformConvOptions,
+    ) -> Array:
+        return _deform_conv.deform_conv2d(x, offset, weight, mask, bias, options)
+
+    def deform_conv2d_backward(
+        self,
+        x: Array,
+        offset: Array,
+        weight: Array,
+        mask: Array | None,
+        bias: Array | None,
+        output_grad: Array,
+        options: DeformConvOptions,
+    ) -> DeformConv2dBackward:
+        return _deform_conv.deform_conv2d_backward(x, offset, weight, mask, bias, output_grad, options)
+
+    def ctc_loss(
+        self, log_probs: Array, targets: Array, input_lengths: Array, target_lengths: Array, blank: int
+    ) -> Array:
+        return _ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank)
+
+    def ctc_loss_backward(
+        self,
+        log_probs: Array,
+        targets: Array,
+        input_lengths: Array,
+        target_lengths: Array,
+        blank: int,
+        output_grad: Array,
+    ) -> Array:
+        return _ctc.ctc_loss_backward(log_probs, targets, input_lengths, target_lengths, blank, output_grad)

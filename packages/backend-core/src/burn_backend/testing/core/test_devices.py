@@ -45,7 +45,7 @@ def test_devices_are_values(device: Device) -> None:
     assert Device(device.backend, device.index) == device
     assert other_device(device) != device
     assert device != "not a device"
-    assert str(device) == f"{device.backend.name}:{device.index}"
+    assert str(device) == f"{device.backend.stack_name}:{device.index}"
     assert repr(device).startswith("Device(")
 
 

@@ -26,8 +26,10 @@ def _unwrap(value: Any) -> Any:
 
 
 def _wrap(device: Device, value: Any) -> Any:
+    if value is None or isinstance(value, bool):  # an absent gradient, or a flag
+        return value
     if isinstance(value, tuple):
-        return tuple(Tensor.from_primitive(v, device) for v in value)
+        return tuple(_wrap(device, v) for v in value)
     return Tensor.from_primitive(value, device)
 
 

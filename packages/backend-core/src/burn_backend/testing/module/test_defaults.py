@@ -17,6 +17,7 @@ from burn_backend import (
     AttentionOptions,
     ConvOptions,
     ConvTransposeOptions,
+    DeformConvOptions,
     Device,
     DType,
     InterpolateMode,
@@ -176,6 +177,69 @@ CASES = [
     ),
     Case("layer_norm", args(floats(2, 3, 6), floats(6), floats(6), 1e-5)),
     Case("layer_norm", args(floats(4, 5), None, None, 0.1), "no-affine"),
+    # FFT and folding (more cases, against NumPy, in test_fft.py and test_fold.py)
+    Case("rfft", args(floats(3, 10, 4), 1)),
+    Case("rfft", args(floats(7), 0), "odd"),
+    Case("irfft", args(floats(4, 6), floats(4, 6), 1, 10)),
+    Case("irfft", args(floats(2, 5, 3), floats(2, 5, 3), 1, 7), "odd-trim"),
+    Case("fold4d", args(floats(1, 12, 24), (7, 6), (3, 2), UnfoldOptions((2, 1), (1, 1), (1, 2)))),
+]
+
+
+# deformable convolution and CTC loss (against references in test_deform_conv.py and test_ctc.py)
+def ctc_args(with_output_grad: bool) -> Build:
+    """Normalized log-probabilities ``[6, 3, 4]``, targets with a repeat, and their lengths."""
+
+    def build(rng: np.random.Generator, device: Device) -> tuple[Any, ...]:
+        logits = rng.normal(0.0, 1.0, (6, 3, 4))
+        log_probs = logits - np.log(np.sum(np.exp(logits), axis=-1, keepdims=True))
+        int_dtype = device.backend.int_dtype
+        parts: list[Any] = [
+            make(log_probs, device),
+            make(np.array([[1, 1, 2], [3, 0, 0], [2, 3, 1]]), device, int_dtype),
+            make(np.array([6, 4, 5]), device, int_dtype),
+            make(np.array([3, 1, 3]), device, int_dtype),
+            0,
+        ]
+        if with_output_grad:
+            parts.append(make(rng.uniform(0.5, 1.5, 3), device))
+        return tuple(parts)
+
+    return build
+
+
+D1 = DeformConvOptions((1, 1), (1, 1), (1, 1), 2, 2)
+D2 = DeformConvOptions((2, 1), (0, 1), (1, 1), 1, 1)
+CASES += [
+    Case(
+        "deform_conv2d",
+        args(floats(2, 4, 5, 5), floats(2, 36, 5, 5), floats(6, 2, 3, 3), floats(2, 18, 5, 5), floats(6), D1),
+    ),
+    Case(
+        "deform_conv2d",
+        args(floats(1, 2, 6, 5), floats(1, 12, 3, 5), floats(3, 2, 2, 3), None, None, D2),
+        "plain",
+    ),
+    Case(
+        "deform_conv2d_backward",
+        args(
+            floats(2, 4, 5, 5),
+            floats(2, 36, 5, 5),
+            floats(6, 2, 3, 3),
+            floats(2, 18, 5, 5),
+            floats(6),
+            floats(2, 6, 5, 5),
+            D1,
+        ),
+    ),
+    Case(
+        "deform_conv2d_backward",
+        args(floats(1, 2, 6, 5), floats(1, 12, 3, 5), floats(3, 2, 2, 3), None, None, floats(1, 3, 3, 5), D2),
+        "plain",
+    ),
+    Case("ctc_loss", ctc_args(False)),
+    Case("ctc_loss_backward", ctc_args(True)),
+    Case("has_ctc_loss_backward", args()),
 ]
 
 
@@ -197,5 +261,9 @@ def test_default_matches_backend(device: Device, rng: np.random.Generator, case:
         ours, theirs = (ours,), (theirs,)
     assert len(theirs) == len(ours)
     for expected, result in zip(ours, theirs):
+        if not isinstance(expected, Tensor):  # an absent gradient (None) or a flag
+            assert type(result) is type(expected)
+            assert result == expected
+            continue
         data = expected.to_data()
         check(result, data.to_numpy().astype(np.float64), data.dtype, scale=10)

@@ -1,0 +1,272 @@
+"""The autodiff graph: tensors, nodes, the recorded ops and the backward pass.
+
+There is no global tape. A node is referenced only by the tensors that hold it and by its children, so
+a graph whose outputs are all dropped is freed by Python like any other object; ``backward`` releases
+what it traverses.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from burn_backend import Backend, Gradients
+
+Primitive = Any  # a primitive of the inner backend
+BackwardFn = Callable[[Backend, Primitive, Sequence[Any], Any, Any], Sequence[Primitive | None]]
+ForwardFn = Callable[[Backend, Sequence[Any], Any], Primitive]
+
+_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """How one kind of op is differentiated.
+
+    Attributes:
+        name: the op's name, for error messages and graph inspection.
+        backward: ``backward(inner, grad, inputs, output, args)`` returns one gradient (an inner
+            primitive, or ``None`` for no gradient) per input. ``inputs`` holds the inputs' inner
+            primitives (``None`` for those the op did not ask to keep), ``output`` the op's output
+            (``None`` unless kept), ``args`` the op's non-tensor arguments.
+        forward: ``forward(inner, inputs, args)`` recomputes the output; given for memory-bound ops,
+            which ``BalancedCheckpointing`` recomputes during backward instead of keeping.
+        keeps_inputs: which inputs backward reads (by position).
+        keeps_output: whether backward reads the output.
+    """
+
+    name: str
+    backward: BackwardFn
+    forward: ForwardFn | None = None
+    keeps_inputs: tuple[int, ...] = ()
+    keeps_output: bool = False
+
+    @property
+    def memory_bound(self) -> bool:
+        """Whether the op can be recomputed from its inputs (it has a ``forward``)."""
+        return self.forward is not None
+
+
+class Node:
+    """One tracked tensor in the graph: a leaf that requires a gradient, or the output of an op."""
+
+    __slots__ = ("__weakref__", "args", "id", "inputs", "output", "parents", "requires_grad", "spec")
+
+    def __init__(
+        self,
+        spec: OpSpec | None,
+        parents: tuple[Node | None, ...],
+        inputs: tuple[Any, ...],
+        output: Primitive | None,
+        args: Any,
+        requires_grad: bool = False,
+    ) -> None:
+        self.id = next(_ids)
+        self.spec = spec
+        self.parents = parents
+        self.inputs = inputs
+        self.output = output
+        self.args = args
+        self.requires_grad = requires_grad
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether the node starts the graph (no op produced it)."""
+        return self.spec is None
+
+    def value(self, inner: Backend, cache: dict[int, Primitive]) -> Primitive:
+        """This node's output: kept, or recomputed from its parents (balanced checkpointing)."""
+        if self.output is not None:
+            return self.output
+        cached = cache.get(self.id)
+        if cached is not None:
+            return cached
+        spec = self.spec
+        if spec is None or spec.forward is None:
+            raise RuntimeError(f"autodiff: the output of {spec.name if spec else 'a leaf'} was released")
+        values = self.input_values(inner, cache, all_inputs=True)
+        result = cache[self.id] = spec.forward(inner, values, self.args)
+        return result
+
+    def input_values(
+        self, inner: Backend, cache: dict[int, Primitive], all_inputs: bool = False
+    ) -> list[Any]:
+        """The inputs backward needs: kept ones, or parents' values recomputed."""
+        spec = self.spec
+        assert spec is not None
+        wanted = range(len(self.parents)) if all_inputs else spec.keeps_inputs
+        values = list(self.inputs)
+        for position in wanted:
+            if values[position] is None:
+                parent = self.parents[position]
+                if parent is None:
+                    raise RuntimeError(f"autodiff: an input of {spec.name} was released")
+                values[position] = parent.value(inner, cache)
+        return values
+
+    def release(self) -> None:
+        """Drop what this node keeps for backward: its graph is consumed."""
+        if self.spec is not None:
+            self.parents = ()
+            self.inputs = ()
+            self.output = None
+            self.args = None
+
+
+class AutodiffTensor:
+    """A float primitive of an autodiff backend: the inner primitive and its graph node (``None`` when
+    nothing it depends on requires a gradient)."""
+
+    __slots__ = ("node", "primitive")
+
+    def __init__(self, primitive: Primitive, node: Node | None = None) -> None:
+        self.primitive = primitive
+        self.node = node
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The inner primitive's shape."""
+        return tuple(self.primitive.shape)
+
+    @property
+    def dtype(self) -> Any:
+        """The inner primitive's dtype."""
+        return self.primitive.dtype
+
+    def __repr__(self) -> str:
+        tracked = "tracked" if self.node is not None else "untracked"
+        return f"AutodiffTensor({tracked}, shape={list(self.shape)})"
+
+
+class AutodiffGradients(Gradients):
+    """The gradients of one ``backward``: inner primitives keyed by the leaves' node ids.
+
+    Nothing refers back to the graph, so the container can be handed to another thread.
+    """
+
+    def __init__(self, grads: dict[int, Primitive]) -> None:
+        self._grads = grads
+
+    @staticmethod
+    def _key(tensor: Any) -> int | None:
+        node = tensor.node if isinstance(tensor, AutodiffTensor) else None
+        return None if node is None else node.id
+
+    def get(self, tensor: Any) -> Primitive | None:
+        key = self._key(tensor)
+        return None if key is None else self._grads.get(key)
+
+    def remove(self, tensor: Any) -> Primitive | None:
+        key = self._key(tensor)
+        return None if key is None else self._grads.pop(key, None)
+
+    def replace(self, tensor: Any, gradient: Primitive) -> None:
+        key = self._key(tensor)
+        if key is None:
+            raise ValueError("grad_replace: the tensor is not tracked (it does not require a gradient)")
+        self._grads[key] = gradient
+
+    def __len__(self) -> int:
+        return len(self._grads)
+
+    def __repr__(self) -> str:
+        return f"Gradients({len(self._grads)} tensors)"
+
+
+def record(
+    spec: OpSpec,
+    inputs: Sequence[Any],
+    output: Primitive,
+    args: Any = None,
+    checkpointing: bool = False,
+) -> AutodiffTensor:
+    """The output of an op, tracked if any input is: the one mechanism every differentiable op uses,
+    built-in or custom.
+
+    Args:
+        spec: how the op is differentiated.
+        inputs: the op's tensor inputs: ``AutodiffTensor`` for float tensors (tracked or not), inner
+            primitives for int or bool tensors.
+        output: the inner primitive the op computed.
+        args: the op's non-tensor arguments, handed to ``spec.backward`` (and ``spec.forward``).
+        checkpointing: whether balanced checkpointing applies (memory-bound ops then keep nothing).
+    """
+    parents = tuple(x.node if isinstance(x, AutodiffTensor) else None for x in inputs)
+    if not any(parent is not None for parent in parents):
+        return AutodiffTensor(output)
+    recompute = checkpointing and spec.memory_bound
+    kept: list[Any] = []
+    for position, x in enumerate(inputs):
+        value = x.primitive if isinstance(x, AutodiffTensor) else x
+        if recompute:
+            # tracked inputs come back through their parents; constants cannot, so they stay
+            tracked = isinstance(x, AutodiffTensor) and x.node is not None
+            kept.append(None if tracked else value)
+        else:
+            kept.append(value if position in spec.keeps_inputs else None)
+    # under checkpointing, compute-bound outputs are the checkpoints memory-bound ops recompute from
+    keep_output = (spec.keeps_output or checkpointing) and not recompute
+    node = Node(spec, parents, tuple(kept), output if keep_output else None, args)
+    return AutodiffTensor(output, node)
+
+
+def leaf(tensor: AutodiffTensor, requires_grad: bool) -> AutodiffTensor:
+    """``tensor`` as a leaf that requires a gradient (or as an untracked tensor)."""
+    if not requires_grad:
+        return AutodiffTensor(tensor.primitive)
+    return AutodiffTensor(tensor.primitive, Node(None, (), (), tensor.primitive, None, requires_grad=True))
+
+
+def _topological_order(root: Node) -> list[Node]:
+    """Nodes reachable from ``root``, each after all of its parents (iterative depth-first search)."""
+    order: list[Node] = []
+    visited: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node.id in visited:
+            continue
+        visited.add(node.id)
+        stack.append((node, True))
+        for parent in node.parents:
+            if parent is not None and parent.id not in visited:
+                stack.append((parent, False))
+    return order
+
+
+def backward(inner: Backend, root: AutodiffTensor, seed: Primitive) -> AutodiffGradients:
+    """Gradients of ``root`` seeded with ``seed`` with respect to every leaf that requires one; the
+    traversed graph is released."""
+    if root.node is None:
+        return AutodiffGradients({})
+    order = _topological_order(root.node)
+    pending: dict[int, Primitive] = {root.node.id: seed}
+    result: dict[int, Primitive] = {}
+    cache: dict[int, Primitive] = {}
+    try:
+        for node in reversed(order):
+            grad = pending.pop(node.id, None)
+            if grad is None:
+                continue
+            spec = node.spec
+            if spec is None:
+                if node.requires_grad:
+                    result[node.id] = grad
+                continue
+            inputs = node.input_values(inner, cache)
+            output = node.value(inner, cache) if spec.keeps_output else None
+            grads = spec.backward(inner, grad, inputs, output, node.args)
+            for parent, parent_grad in zip(node.parents, grads):
+                if parent is None or parent_grad is None:
+                    continue
+                current = pending.get(parent.id)
+                pending[parent.id] = parent_grad if current is None else inner.float_add(current, parent_grad)
+    finally:
+        for node in order:
+            node.release()
+    return AutodiffGradients(result)

@@ -1,0 +1,1 @@
+"""The differentiable op groups of Autodiff, one module each."""

@@ -1,0 +1,49 @@
+"""Helpers shared by the differentiable op groups."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from burn_backend import Backend, DType
+
+from .._graph import AutodiffTensor, OpSpec, record
+
+P = Any
+
+
+def reduce_to(inner: Backend, grad: P, shape: Sequence[int]) -> P:
+    """``grad`` summed over the dims that broadcasting grew, back to ``shape``."""
+    shape = tuple(shape)
+    grad_shape = tuple(grad.shape)
+    if grad_shape == shape:
+        return grad
+    extra = len(grad_shape) - len(shape)
+    for dim in range(extra):
+        grad = inner.float_sum_dim(grad, dim)
+    if extra:
+        grad = inner.float_reshape(grad, tuple(grad.shape[extra:]))
+    for dim, size in enumerate(shape):
+        if size == 1 and grad.shape[dim] != 1:
+            grad = inner.float_sum_dim(grad, dim)
+    return grad
+
+
+def zeros_like(inner: Backend, tensor: P) -> P:
+    """Zeros of ``tensor``'s shape, dtype and device, on the inner backend."""
+    return inner.float_zeros(tuple(tensor.shape), inner.float_device(tensor), DType.of(tensor.dtype))
+
+
+def shape_of(tensor: Any) -> tuple[int, ...]:
+    return tuple(tensor.shape)
+
+
+class Recorder:
+    """The base of the differentiable op groups: the inner backend and ``track``."""
+
+    _inner: Backend
+    checkpointing: bool
+
+    def track(self, spec: OpSpec, inputs: Sequence[Any], output: P, args: Any = None) -> AutodiffTensor:
+        """Record ``output`` (an inner primitive) as the result of ``spec`` applied to ``inputs``."""
+        return record(spec, inputs, output, args, self.checkpointing)
