@@ -258,6 +258,11 @@ def backward(inner: Backend, root: AutodiffTensor, seed: Primitive) -> AutodiffG
                 if node.requires_grad:
                     result[node.id] = grad
                 continue
+            if not node.parents:
+                raise RuntimeError(
+                    f"autodiff: the graph through {spec.name} was released by an earlier backward pass; "
+                    f"run the forward pass again to differentiate again"
+                )
             inputs = node.input_values(inner, cache)
             output = node.value(inner, cache) if spec.keeps_output else None
             grads = spec.backward(inner, grad, inputs, output, node.args)

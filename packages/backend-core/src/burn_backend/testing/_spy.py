@@ -6,7 +6,7 @@ import functools
 from collections import Counter
 from typing import Any
 
-from .._backend import interface_methods
+from .._backend import Backend, interface_methods
 
 _counts: dict[int, Counter[str]] = {}
 
