@@ -58,7 +58,7 @@ TEST_MATRIX = {
     "backend-core": ["ndarray"],
     "ndarray-backend": ["ndarray"],
     "cuda-backend": ["cuda"],
-    "autodiff": ["ndarray"],
+    "autodiff": ["autodiff-ndarray"],
     "fusion": ["ndarray"],
     "router": ["ndarray"],
     "nn": ["ndarray"],
@@ -67,8 +67,8 @@ TEST_MATRIX = {
     "import": ["ndarray"],
     "burn": ["ndarray"],
 }
-CONFORMANCE_BACKENDS = ["ndarray", "cuda"]
-CPU_BACKENDS = ["ndarray"]
+CONFORMANCE_BACKENDS = ["ndarray", "autodiff-ndarray", "cuda", "autodiff-cuda"]
+CPU_BACKENDS = ["ndarray", "autodiff-ndarray"]
 # absolute paths, so that --pyargs never mistakes them for importable modules
 TEST_DIRS = [str(ROOT / "tests"), *(str(p) for p in sorted((ROOT / "packages").glob("*/tests")))]
 

@@ -26,15 +26,23 @@ class Row:
         return self.ours / self.reference
 
 
-def median_time(function: Callable[[], object], repeat: int, number: int) -> float:
-    """The median over ``repeat`` runs of the mean time of ``number`` calls, in seconds."""
-    function()  # warm up (caches, lazy imports, BLAS threads)
+PAUSE_S = 0.3  # long enough for the other library's worker threads to stop spinning
+
+
+def block_time(function: Callable[[], object], number: int) -> float:
+    """After a pause and a warm-up call, the median time of ``number`` calls, in seconds.
+
+    Both NumPy's OpenBLAS and PyTorch's OpenMP keep worker threads spinning for a while after a call;
+    on a small machine the spinning threads of one library starve the other's, so each block of calls
+    starts after a pause.
+    """
+    time.sleep(PAUSE_S)
+    function()
     samples = []
-    for _ in range(repeat):
+    for _ in range(number):
         start = time.perf_counter()
-        for _ in range(number):
-            function()
-        samples.append((time.perf_counter() - start) / number)
+        function()
+        samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
 
@@ -47,15 +55,13 @@ def compare(
     repeat: int,
     number: int,
 ) -> Row:
-    """Time ``ours`` and ``reference`` interleaved (alternating runs), so machine noise hits both."""
-    ours_samples, reference_samples = [], []
-    ours()
-    reference()
+    """Medians over ``repeat`` alternating blocks of ``number`` calls of each side."""
+    ours_blocks, reference_blocks = [], []
     for _ in range(repeat):
-        ours_samples.append(median_time(ours, 1, number))
-        reference_samples.append(median_time(reference, 1, number))
+        reference_blocks.append(block_time(reference, number))
+        ours_blocks.append(block_time(ours, number))
     return Row(
-        name, statistics.median(ours_samples), statistics.median(reference_samples), reference_name, target
+        name, statistics.median(ours_blocks), statistics.median(reference_blocks), reference_name, target
     )
 
 

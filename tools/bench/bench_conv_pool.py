@@ -10,49 +10,12 @@ Run: ``python tools/bench/bench_conv_pool.py [--quick]``.
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-
 import numpy as np
 import torch
-from _harness import Row, arguments, print_table
+from _harness import arguments, compare, print_table
 
 from burn_backend import ConvOptions, Tensor, module
 from burn_ndarray import NdArray
-
-PAUSE_S = 0.3  # long enough for the other library's worker threads to stop spinning
-
-
-def block_time(function: Callable[[], object], number: int) -> float:
-    """After a pause and a warm-up call, the median time of ``number`` calls, in seconds."""
-    time.sleep(PAUSE_S)
-    function()
-    samples = []
-    for _ in range(number):
-        start = time.perf_counter()
-        function()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-def compare(
-    name: str,
-    ours: Callable[[], object],
-    reference: Callable[[], object],
-    reference_name: str,
-    target: str,
-    repeat: int,
-    number: int,
-) -> Row:
-    """Medians over ``repeat`` alternating blocks of ``number`` calls of each side."""
-    ours_blocks, reference_blocks = [], []
-    for _ in range(repeat):
-        reference_blocks.append(block_time(reference, number))
-        ours_blocks.append(block_time(ours, number))
-    return Row(
-        name, statistics.median(ours_blocks), statistics.median(reference_blocks), reference_name, target
-    )
 
 
 def main() -> None:

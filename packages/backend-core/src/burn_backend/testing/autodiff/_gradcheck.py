@@ -60,7 +60,9 @@ def gradcheck(
             assert grad is None, f"input {i} does not require a gradient but got one"
             continue
         assert grad is not None, f"input {i} got no gradient"
-        assert grad.dims() == list(arrays[i].shape), f"gradient of input {i}: shape {grad.dims()}, expected {list(arrays[i].shape)}"
+        assert grad.dims() == list(arrays[i].shape), (
+            f"gradient of input {i}: shape {grad.dims()}, expected {list(arrays[i].shape)}"
+        )
         analytic.append(np.asarray(grad.to_numpy(), dtype=np.float64))
 
     inner = _inner_device(device)
@@ -79,7 +81,11 @@ def gradcheck(
             minus[i].reshape(-1)[k] -= eps
             flat[k] = (value(plus) - value(minus)) / (2 * eps)
         np.testing.assert_allclose(
-            analytic[position], numeric, rtol=rtol, atol=atol, err_msg=f"input {i}: analytic vs finite differences"
+            analytic[position],
+            numeric,
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"input {i}: analytic vs finite differences",
         )
 
     if torch_function is not None:
@@ -91,6 +97,10 @@ def gradcheck(
             expected = leaves[i].grad
             assert expected is not None
             np.testing.assert_allclose(
-                analytic[position], expected.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"input {i}: analytic vs torch"
+                analytic[position],
+                expected.numpy(),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"input {i}: analytic vs torch",
             )
     return analytic

@@ -1,0 +1,67 @@
+"""Autodiff benchmarks on ``Autodiff(NdArray())`` against PyTorch CPU eager, side by side in one run:
+a tiny op on tensors that require grad, and forward + backward of a 10-layer MLP (width 256, batch 64).
+
+Run: ``python tools/bench/bench_autodiff.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from _harness import arguments, compare, print_table
+
+from burn_autodiff import Autodiff
+from burn_backend import Tensor
+from burn_backend.activation import relu
+from burn_ndarray import NdArray
+
+LAYERS, WIDTH, BATCH = 10, 256, 64
+
+
+def main() -> None:
+    args = arguments(__doc__ or "")
+    repeat = 5 if args.quick else 15
+    device = Autodiff(NdArray()).device()
+
+    a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device).require_grad()
+    b = Tensor.from_data([[5.0, 6.0], [7.0, 8.0]], device).require_grad()
+    ta = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    tb = torch.tensor([[5.0, 6.0], [7.0, 8.0]], requires_grad=True)
+    tiny = compare(
+        "add 2x2 f32, require_grad", lambda: a + b, lambda: ta + tb, "torch", "<= 2x", repeat, 10_000
+    )
+
+    rng = np.random.default_rng(0)
+    weights = [
+        (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32) for _ in range(LAYERS)
+    ]
+    biases = [np.zeros((1, WIDTH), np.float32) for _ in range(LAYERS)]
+    x_np = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
+    params = [(Tensor.from_numpy(w, device).require_grad(), Tensor.from_numpy(c, device).require_grad())
+              for w, c in zip(weights, biases)]  # fmt: skip
+    x = Tensor.from_numpy(x_np, device)
+    torch_params = [(torch.tensor(w, requires_grad=True), torch.tensor(c, requires_grad=True))
+                    for w, c in zip(weights, biases)]  # fmt: skip
+    tx = torch.tensor(x_np)
+
+    def ours() -> None:
+        h = x
+        for w, c in params:
+            h = relu(h.matmul(w) + c)
+        grads = h.sum().backward()
+        params[0][0].grad(grads)
+
+    def theirs() -> None:
+        h = tx
+        for w, c in torch_params:
+            h = torch.relu(h @ w + c)
+            w.grad = None
+            c.grad = None
+        h.sum().backward()
+
+    mlp = compare("MLP 10x256, batch 64: forward + backward", ours, theirs, "torch", "<= 1.5x", repeat, 10)
+    print_table("Autodiff(NdArray()) (ratio = our time / PyTorch CPU time)", [tiny, mlp])
+
+
+if __name__ == "__main__":
+    main()
