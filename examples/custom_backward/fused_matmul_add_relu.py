@@ -53,7 +53,8 @@ def main() -> None:
     print("output equal to relu(lhs @ rhs + bias):", fused.all_close(reference))
     for name, tensor in (("lhs", lhs), ("rhs", rhs), ("bias", bias)):
         ours, theirs = tensor.grad(grads), tensor.grad(reference_grads)
-        assert ours is not None and theirs is not None
+        assert ours is not None
+        assert theirs is not None
         print(f"gradient of {name} equal to the composed ops':", ours.all_close(theirs))
 
 

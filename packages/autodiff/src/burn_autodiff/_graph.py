@@ -77,18 +77,47 @@ class Node:
         return self.spec is None
 
     def value(self, inner: Backend, cache: dict[int, Primitive]) -> Primitive:
-        """This node's output: kept, or recomputed from its parents (balanced checkpointing)."""
+        """This node's output: kept, or recomputed from its parents (balanced checkpointing).
+
+        The ancestors that must be recomputed are found and computed in order, parents first, without
+        recursion: a chain of thousands of recomputed ops is fine.
+        """
         if self.output is not None:
             return self.output
         cached = cache.get(self.id)
         if cached is not None:
             return cached
-        spec = self.spec
-        if spec is None or spec.forward is None:
-            raise RuntimeError(f"autodiff: the output of {spec.name if spec else 'a leaf'} was released")
-        values = self.input_values(inner, cache, all_inputs=True)
-        result = cache[self.id] = spec.forward(inner, values, self.args)
-        return result
+        order: list[Node] = []
+        visited: set[int] = set()
+        stack: list[tuple[Node, bool]] = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node.id in visited or node.output is not None or node.id in cache:
+                continue
+            visited.add(node.id)
+            spec = node.spec
+            if spec is None or spec.forward is None or (node.parents == () and spec is not None):
+                name = spec.name if spec is not None else "a leaf"
+                raise RuntimeError(f"autodiff: the output of {name} was released")
+            stack.append((node, True))
+            for parent in node.parents:
+                if parent is not None:
+                    stack.append((parent, False))
+        for node in order:
+            spec = node.spec
+            assert spec is not None
+            assert spec.forward is not None
+            inputs = [
+                kept
+                if kept is not None
+                else (parent.output if parent.output is not None else cache[parent.id])
+                for kept, parent in zip(node.inputs, node.parents)  # type: ignore[misc]
+            ]
+            cache[node.id] = spec.forward(inner, inputs, node.args)
+        return cache[self.id]
 
     def input_values(
         self, inner: Backend, cache: dict[int, Primitive], all_inputs: bool = False

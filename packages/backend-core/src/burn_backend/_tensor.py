@@ -142,7 +142,9 @@ class Tensor(KindConversions):
             Int
         """
         if not isinstance(data, TensorData):
-            data = TensorData(data)
+            # an explicit dtype takes the values as they are (no detour through f32 for Python floats)
+            explicit = dtype is not None and not isinstance(dtype, Kind)
+            data = TensorData(data, dtype if explicit else None)  # type: ignore[arg-type]
         device, target = resolve(device, dtype, data.kind)
         data = data.convert(target)
         backend = device.backend

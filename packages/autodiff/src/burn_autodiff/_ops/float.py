@@ -116,14 +116,7 @@ _BINARY = {
     "remainder": _binary_spec(
         "remainder", lambda b, g, x, y, o: (g, b.float_neg(b.float_mul(g, b.float_floor(b.float_div(x, y)))))
     ),
-    "powf": _binary_spec(
-        "powf",
-        lambda b, g, x, y, o: (
-            b.float_mul(g, b.float_mul(y, b.float_powf(x, b.float_sub_scalar(y, 1.0)))),
-            b.float_mul(g, b.float_mul(o, b.float_log(x))),
-        ),
-        keeps_output=True,
-    ),
+    "powf": _binary_spec("powf", lambda b, g, x, y, o: _powf_backward(b, g, x, y, o), keeps_output=True),
     "hypot": _binary_spec(
         "hypot",
         lambda b, g, x, y, o: (b.float_mul(g, b.float_div(x, o)), b.float_mul(g, b.float_div(y, o))),
@@ -137,6 +130,17 @@ _BINARY = {
         ),
     ),
 }
+
+
+def _powf_backward(b: Backend, g: P, x: P, y: P, out: P) -> tuple[P, P]:
+    # where y == 0 the base's gradient is 0 (x ** (y - 1) would be inf at x = 0); where x == 0 the
+    # exponent's gradient is 0 (out * log(x) would be 0 * -inf): both masked before computing, so that
+    # no NaN or warning arises
+    exponent = b.float_mask_fill(b.float_sub_scalar(y, 1.0), b.float_equal_elem(y, 0.0), 0.0)
+    grad_x = b.float_mul(g, b.float_mul(y, b.float_powf(x, exponent)))
+    safe_base = b.float_mask_fill(x, b.float_equal_elem(x, 0.0), 1.0)
+    grad_y = b.float_mul(g, b.float_mul(out, b.float_log(safe_base)))
+    return grad_x, grad_y
 
 
 def _binary_method(name: str) -> Callable[[Any, T, T], T]:
@@ -172,7 +176,12 @@ _SCALAR = {
     "remainder_scalar": _scalar_spec("remainder_scalar", lambda b, g, x, s: g),
     "powf_scalar": _scalar_spec(
         "powf_scalar",
-        lambda b, g, x, s: b.float_mul(g, b.float_mul_scalar(b.float_powf_scalar(x, s - 1.0), s)),
+        # x ** 0 is constant: its gradient is 0 even at x = 0, where 0 * x ** -1 would be NaN
+        lambda b, g, x, s: (
+            zeros_like(b, g)
+            if s == 0
+            else b.float_mul(g, b.float_mul_scalar(b.float_powf_scalar(x, s - 1.0), s))
+        ),
         keeps_input=True,
     ),
 }
@@ -400,6 +409,18 @@ def _scatter_nd_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) 
 _SCATTER_ND = OpSpec("scatter_nd", _scatter_nd_backward, keeps_inputs=(1,))
 
 
+def _scatter_assign_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) -> Grads:
+    dim, value_shape, device, dtype = a
+    indices = xs[1]
+    cleared = b.float_scatter(
+        g, dim, indices, b.float_zeros(value_shape, device, dtype), IndexingUpdateOp.ASSIGN
+    )
+    return cleared, None, b.float_gather(g, dim, indices)
+
+
+_SCATTER_ASSIGN = OpSpec("scatter_assign", _scatter_assign_backward, keeps_inputs=(1,))
+
+
 class FloatOps(Recorder):
     """Autodiff's float op group: the inner backend computes, every op records its backward."""
 
@@ -560,6 +581,20 @@ class FloatOps(Recorder):
             )
         args = (update, shape_of(values), inner.float_device(tensor.primitive), DType.of(tensor.dtype))
         return self.track(_SCATTER_ND, (tensor, indices, values), output, args)
+
+    def float_scatter(self, tensor: T, dim: int, indices: P, values: T, update: IndexingUpdateOp) -> T:
+        if update is IndexingUpdateOp.ADD:
+            return self.float_scatter_add(tensor, dim, indices, values)
+        inner = self._inner
+        output = inner.float_scatter(tensor.primitive, dim, indices, values.primitive, update)
+        if update is not IndexingUpdateOp.ASSIGN:
+            if tensor.node is not None or values.node is not None:
+                raise NotImplementedError(
+                    f"scatter: no gradient for the update {update.value!r} (assign and add have one)"
+                )
+            return AutodiffTensor(output)
+        args = (dim, shape_of(values), inner.float_device(tensor.primitive), DType.of(tensor.dtype))
+        return self.track(_SCATTER_ASSIGN, (tensor, indices, values), output, args)
 
     def float_sort_with_indices(self, tensor: T, dim: int, descending: bool) -> tuple[T, P]:
         indices = self._inner.float_argsort(tensor.primitive, dim, descending)
