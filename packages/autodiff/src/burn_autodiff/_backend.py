@@ -177,7 +177,7 @@ def _delegate(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _install_delegates() -> None:
-    own = set()
+    own: set[str] = set()
     for klass in (FloatOps, ModuleOps, ActivationOps, Autodiff):
         own.update(name for name in vars(klass) if not name.startswith("_"))
     for name, interface in interface_methods().items():
@@ -185,7 +185,7 @@ def _install_delegates() -> None:
             continue
         if name in _NOT_DIFFERENTIABLE or name.startswith(("int_", "bool_", "bitwise_")):
             setattr(Autodiff, name, _delegate(name, interface))
-    abc.update_abstractmethods(Autodiff)
+    abc.update_abstractmethods(Autodiff)  # type: ignore[type-abstract]
 
 
 _install_delegates()

@@ -110,12 +110,12 @@ class Node:
             spec = node.spec
             assert spec is not None
             assert spec.forward is not None
-            inputs = [
-                kept
-                if kept is not None
-                else (parent.output if parent.output is not None else cache[parent.id])
-                for kept, parent in zip(node.inputs, node.parents)  # type: ignore[misc]
-            ]
+            inputs = []
+            for kept, parent in zip(node.inputs, node.parents):
+                if kept is None:
+                    assert parent is not None
+                    kept = parent.output if parent.output is not None else cache[parent.id]
+                inputs.append(kept)
             cache[node.id] = spec.forward(inner, inputs, node.args)
         return cache[self.id]
 

@@ -195,9 +195,8 @@ def _scalar_method(name: str, parameter: str) -> Callable[..., T]:
         return self.track(spec, (lhs,), getattr(self._inner, method_name)(lhs.primitive, rhs), rhs)  # type: ignore[no-any-return]
 
     def method_exponent(self: Any, tensor: T, exponent: float) -> T:
-        return self.track(
-            spec, (tensor,), getattr(self._inner, method_name)(tensor.primitive, exponent), exponent
-        )  # type: ignore[no-any-return]
+        output = getattr(self._inner, method_name)(tensor.primitive, exponent)
+        return self.track(spec, (tensor,), output, exponent)  # type: ignore[no-any-return]
 
     chosen = method if parameter == "rhs" else method_exponent
     chosen.__name__ = chosen.__qualname__ = method_name
