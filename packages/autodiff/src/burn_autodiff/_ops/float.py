@@ -6,8 +6,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from burn_backend import Backend, DType, IndexingUpdateOp, TensorData
 
 from .._graph import AutodiffTensor, OpSpec, leaf
@@ -229,7 +227,7 @@ _SWAP_DIMS = OpSpec(
 )
 _PERMUTE = OpSpec(
     "permute",
-    lambda b, g, xs, out, a: (b.float_permute(g, tuple(int(i) for i in np.argsort(a))),),
+    lambda b, g, xs, out, a: (b.float_permute(g, tuple(sorted(range(len(a)), key=a.__getitem__))),),
     lambda b, xs, a: b.float_permute(xs[0], a),
 )
 _FLIP = OpSpec(

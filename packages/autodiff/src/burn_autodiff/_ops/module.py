@@ -21,8 +21,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from burn_backend import Backend, DType, FloatTensorOps, TensorData
 from burn_backend import ModuleOps as InterfaceModuleOps
 
@@ -258,12 +256,12 @@ def _bin_factors(b: Backend, n: int, like: P, dim: int, paired: float, lone: flo
     ``paired`` at the others, which stand for a conjugate pair. The factors are powers of two (or 0),
     so scaling by them rounds nothing in any dtype."""
     bins = n // 2 + 1
-    factors = np.full(bins, paired)
+    factors = [paired] * bins
     factors[0] = lone
     if n % 2 == 0:
         factors[n // 2] = lone
     shape = tuple(bins if d == dim else 1 for d in range(len(like.shape)))
-    data = TensorData(factors.reshape(shape), DType.of(like.dtype))
+    data = TensorData(factors, DType.of(like.dtype), shape)
     return b.float_from_data(data, b.float_device(like))
 
 
