@@ -205,10 +205,11 @@ def _scalar_method(name: str, parameter: str) -> Callable[..., T]:
 # -- specs of the structural ops ------------------------------------------------------------------
 def _matmul_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, args: Any) -> Grads:
     lhs, rhs = xs
-    lhs_shape, rhs_shape = args
-    grad_lhs = b.float_matmul(g, b.float_transpose(rhs))
-    grad_rhs = b.float_matmul(b.float_transpose(lhs), g)
-    return reduce_to(b, grad_lhs, lhs_shape), reduce_to(b, grad_rhs, rhs_shape)
+    lhs_shape, rhs_shape, lhs_tracked, rhs_tracked = args
+    # a product per tracked operand only: the input of a first layer needs none
+    grad_lhs = reduce_to(b, b.float_matmul(g, b.float_transpose(rhs)), lhs_shape) if lhs_tracked else None
+    grad_rhs = reduce_to(b, b.float_matmul(b.float_transpose(lhs), g), rhs_shape) if rhs_tracked else None
+    return grad_lhs, grad_rhs
 
 
 _MATMUL = OpSpec("matmul", _matmul_backward, keeps_inputs=(0, 1))
@@ -464,7 +465,8 @@ class FloatOps(Recorder):
 
     def float_matmul(self, lhs: T, rhs: T) -> T:
         output = self._inner.float_matmul(lhs.primitive, rhs.primitive)
-        return self.track(_MATMUL, (lhs, rhs), output, (shape_of(lhs), shape_of(rhs)))
+        args = (shape_of(lhs), shape_of(rhs), lhs.node is not None, rhs.node is not None)
+        return self.track(_MATMUL, (lhs, rhs), output, args)
 
     def float_cross(self, lhs: T, rhs: T, dim: int) -> T:
         output = self._inner.float_cross(lhs.primitive, rhs.primitive, dim)
