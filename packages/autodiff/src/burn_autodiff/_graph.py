@@ -146,23 +146,15 @@ class Node:
 
 class AutodiffTensor:
     """A float primitive of an autodiff backend: the inner primitive and its graph node (``None`` when
-    nothing it depends on requires a gradient)."""
+    nothing it depends on requires a gradient). ``shape`` and ``dtype`` are the inner primitive's."""
 
-    __slots__ = ("node", "primitive")
+    __slots__ = ("dtype", "node", "primitive", "shape")
 
     def __init__(self, primitive: Primitive, node: Node | None = None) -> None:
         self.primitive = primitive
         self.node = node
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The inner primitive's shape."""
-        return tuple(self.primitive.shape)
-
-    @property
-    def dtype(self) -> Any:
-        """The inner primitive's dtype."""
-        return self.primitive.dtype
+        self.shape: tuple[int, ...] = primitive.shape
+        self.dtype: Any = primitive.dtype
 
     def __repr__(self) -> str:
         tracked = "tracked" if self.node is not None else "untracked"
@@ -222,22 +214,23 @@ def record(
         args: the op's non-tensor arguments, handed to ``spec.backward`` (and ``spec.forward``).
         checkpointing: whether balanced checkpointing applies (memory-bound ops then keep nothing).
     """
-    parents = tuple(x.node if isinstance(x, AutodiffTensor) else None for x in inputs)
-    if not any(parent is not None for parent in parents):
+    parents = tuple([x.node if x.__class__ is AutodiffTensor else None for x in inputs])
+    if parents.count(None) == len(parents):
         return AutodiffTensor(output)
-    recompute = checkpointing and spec.memory_bound
-    kept: list[Any] = []
-    for position, x in enumerate(inputs):
-        value = x.primitive if isinstance(x, AutodiffTensor) else x
-        if recompute:
-            # tracked inputs come back through their parents; constants cannot, so they stay
-            tracked = isinstance(x, AutodiffTensor) and x.node is not None
-            kept.append(None if tracked else value)
-        else:
-            kept.append(value if position in spec.keeps_inputs else None)
+    recompute = checkpointing and spec.forward is not None
+    keeps = spec.keeps_inputs
+    if recompute:
+        # tracked inputs come back through their parents; constants cannot, so they stay
+        kept = tuple(
+            [None if parent is not None else getattr(x, "primitive", x) for x, parent in zip(inputs, parents)]
+        )
+    elif keeps:
+        kept = tuple([getattr(x, "primitive", x) if i in keeps else None for i, x in enumerate(inputs)])
+    else:
+        kept = (None,) * len(inputs)
     # under checkpointing, compute-bound outputs are the checkpoints memory-bound ops recompute from
     keep_output = (spec.keeps_output or checkpointing) and not recompute
-    node = Node(spec, parents, tuple(kept), output if keep_output else None, args)
+    node = Node(spec, parents, kept, output if keep_output else None, args)
     return AutodiffTensor(output, node)
 
 

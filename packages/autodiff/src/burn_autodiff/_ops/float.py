@@ -84,7 +84,10 @@ def _unary_method(name: str) -> Callable[[Any, T], T]:
 
 
 def _binary_spec(
-    name: str, backward: Callable[[Backend, P, P, P, P | None], tuple[P, P]], keeps_output: bool = False
+    name: str,
+    backward: Callable[[Backend, P, P, P, P | None], tuple[P, P]],
+    keeps_output: bool = False,
+    keeps_inputs: tuple[int, ...] = (0, 1),
 ) -> OpSpec:
     def forward(b: Backend, xs: Sequence[Any], args: Any) -> P:
         return getattr(b, f"float_{name}")(xs[0], xs[1])
@@ -97,12 +100,12 @@ def _binary_spec(
             None if grad_rhs is None else reduce_to(b, grad_rhs, rhs_shape),
         )
 
-    return OpSpec(name, full_backward, forward, keeps_inputs=(0, 1), keeps_output=keeps_output)
+    return OpSpec(name, full_backward, forward, keeps_inputs=keeps_inputs, keeps_output=keeps_output)
 
 
 _BINARY = {
-    "add": _binary_spec("add", lambda b, g, x, y, o: (g, g)),
-    "sub": _binary_spec("sub", lambda b, g, x, y, o: (g, b.float_neg(g))),
+    "add": _binary_spec("add", lambda b, g, x, y, o: (g, g), keeps_inputs=()),
+    "sub": _binary_spec("sub", lambda b, g, x, y, o: (g, b.float_neg(g)), keeps_inputs=()),
     "mul": _binary_spec("mul", lambda b, g, x, y, o: (b.float_mul(g, y), b.float_mul(g, x))),
     "div": _binary_spec(
         "div",
