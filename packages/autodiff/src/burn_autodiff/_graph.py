@@ -43,11 +43,6 @@ class OpSpec:
     keeps_inputs: tuple[int, ...] = ()
     keeps_output: bool = False
 
-    @property
-    def memory_bound(self) -> bool:
-        """Whether the op can be recomputed from its inputs (it has a ``forward``)."""
-        return self.forward is not None
-
 
 class Node:
     """One tracked tensor in the graph: a leaf that requires a gradient, or the output of an op."""

@@ -73,16 +73,16 @@ def _float_unary(name: str, doc: str) -> Callable[[Tensor], Tensor]:
 
 
 def _comparison(name: str, symbol: str) -> Callable[[Tensor, Tensor | Number], Tensor]:
+    ordering = name not in ("equal", "not_equal")  # Bool tensors compare for (in)equality only
+
     def op(self: Tensor, other: Tensor | Number) -> Tensor:
         kind = self.kind
+        if ordering and kind is Kind.BOOL:
+            self._require_kind(name, Kind.FLOAT, Kind.INT)
         backend = self._device.backend
         if isinstance(other, TensorBase):
-            if kind is Kind.BOOL and name != "equal" and name != "not_equal":
-                self._require_kind(name, Kind.FLOAT, Kind.INT)
             self._check_binary(name, other)
             return self._new(getattr(backend, PREFIX[kind] + name)(self._primitive, other._primitive))
-        if kind is Kind.BOOL and name != "equal" and name != "not_equal":
-            self._require_kind(name, Kind.FLOAT, Kind.INT)
         value = self._scalar(name, other)
         return self._new(getattr(backend, PREFIX[kind] + name + "_elem")(self._primitive, value))
 

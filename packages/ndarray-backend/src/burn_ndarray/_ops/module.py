@@ -683,102 +683,48 @@ class ModuleOps:
         return _done(y, x.dtype)
 
     # -- convolution ------------------------------------------------------------------------------
-    def conv1d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+    # One N-d kernel per role; the interface names each rank, so each is bound under three names.
+    def _conv_nd(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
         return _conv_forward(x, weight, bias, options)
 
-    def conv2d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
-        return _conv_forward(x, weight, bias, options)
-
-    def conv3d(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
-        return _conv_forward(x, weight, bias, options)
-
-    def conv1d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+    def _conv_nd_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
         return _conv_x_backward(x, weight, output_grad, options)
 
-    def conv2d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
-        return _conv_x_backward(x, weight, output_grad, options)
-
-    def conv3d_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
-        return _conv_x_backward(x, weight, output_grad, options)
-
-    def conv1d_weight_backward(
+    def _conv_nd_weight_backward(
         self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
     ) -> Array:
         return _conv_weight_backward(x, weight, output_grad, options)
 
-    def conv2d_weight_backward(
-        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
-    ) -> Array:
-        return _conv_weight_backward(x, weight, output_grad, options)
-
-    def conv3d_weight_backward(
-        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
-    ) -> Array:
-        return _conv_weight_backward(x, weight, output_grad, options)
-
-    def conv1d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+    def _bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
         return _bias_grad(output_grad)
 
-    def conv2d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
-        return _bias_grad(output_grad)
-
-    def conv3d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
-        return _bias_grad(output_grad)
-
-    # -- transposed convolution -------------------------------------------------------------------
-    def conv_transpose1d(
+    def _conv_transpose_nd(
         self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
     ) -> Array:
         return _conv_transpose_forward(x, weight, bias, options)
 
-    def conv_transpose2d(
-        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_forward(x, weight, bias, options)
-
-    def conv_transpose3d(
-        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_forward(x, weight, bias, options)
-
-    def conv_transpose1d_x_backward(
+    def _conv_transpose_nd_x_backward(
         self, weight: Array, output_grad: Array, options: ConvTransposeOptions
     ) -> Array:
         return _conv_transpose_x_backward(weight, output_grad, options)
 
-    def conv_transpose2d_x_backward(
-        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_x_backward(weight, output_grad, options)
-
-    def conv_transpose3d_x_backward(
-        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_x_backward(weight, output_grad, options)
-
-    def conv_transpose1d_weight_backward(
+    def _conv_transpose_nd_weight_backward(
         self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
     ) -> Array:
         return _conv_transpose_weight_backward(x, weight, output_grad, options)
 
-    def conv_transpose2d_weight_backward(
-        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_weight_backward(x, weight, output_grad, options)
-
-    def conv_transpose3d_weight_backward(
-        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
-    ) -> Array:
-        return _conv_transpose_weight_backward(x, weight, output_grad, options)
-
-    def conv_transpose1d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
-        return _bias_grad(output_grad)
-
-    def conv_transpose2d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
-        return _bias_grad(output_grad)
-
-    def conv_transpose3d_bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
-        return _bias_grad(output_grad)
+    conv1d = conv2d = conv3d = _conv_nd
+    conv1d_x_backward = conv2d_x_backward = conv3d_x_backward = _conv_nd_x_backward
+    conv1d_weight_backward = conv2d_weight_backward = conv3d_weight_backward = _conv_nd_weight_backward
+    conv1d_bias_backward = conv2d_bias_backward = conv3d_bias_backward = _bias_backward
+    conv_transpose1d = conv_transpose2d = conv_transpose3d = _conv_transpose_nd
+    conv_transpose1d_x_backward = conv_transpose2d_x_backward = _conv_transpose_nd_x_backward
+    conv_transpose3d_x_backward = _conv_transpose_nd_x_backward
+    conv_transpose1d_weight_backward = conv_transpose2d_weight_backward = _conv_transpose_nd_weight_backward
+    conv_transpose3d_weight_backward = _conv_transpose_nd_weight_backward
+    conv_transpose1d_bias_backward = conv_transpose2d_bias_backward = conv_transpose3d_bias_backward = (
+        _bias_backward
+    )
 
     def unfold4d(self, x: Array, kernel_size: tuple[int, int], options: UnfoldOptions) -> Array:
         out = [
