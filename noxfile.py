@@ -61,7 +61,7 @@ TEST_MATRIX = {
     "autodiff": ["autodiff-ndarray"],
     "fusion": ["ndarray"],
     "router": ["ndarray"],
-    "nn": ["ndarray"],
+    "nn": ["autodiff-ndarray"],
     "record": ["ndarray"],
     "train": ["ndarray"],
     "import": ["ndarray"],

@@ -1,3 +1,19 @@
-"""Optimizers, gradient utilities and learning-rate schedulers."""
+"""Optimizers, gradient containers and learning-rate schedulers.
 
-__all__: list[str] = []
+The book's training step reads the same here::
+
+    grads = GradientsParams.from_grads(loss.backward(), model)
+    model = optim.step(lr, model, grads)
+"""
+
+# == exports: optimizers ==
+# == end: optimizers ==
+# == exports: lr schedulers ==
+# == end: lr schedulers ==
+
+__all__ = [
+    # == exports: optimizers ==
+    # == end: optimizers ==
+    # == exports: lr schedulers ==
+    # == end: lr schedulers ==
+]

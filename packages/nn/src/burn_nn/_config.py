@@ -1,0 +1,224 @@
+"""``Config``: declarations of a module's (or a training run's) settings, saved and loaded as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import sys
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover - Python 3.10: the decorator only informs type checkers
+
+    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+        return lambda cls: cls
+
+
+__all__ = ["Config", "ConfigError", "variant"]
+
+C = TypeVar("C", bound="Config")
+
+
+class ConfigError(ValueError):
+    """A config could not be built from JSON: a field missing, unknown or of the wrong type."""
+
+
+_VARIANT_BASES: set[type] = set()
+
+
+def variant(base: type[T]) -> type[T]:
+    """Mark ``base`` as an enum-like family of frozen dataclasses (such as ``Initializer``): a value of
+    one of its subclasses is written to JSON as ``{"SubclassName": {fields}}`` and read back by name."""
+    _VARIANT_BASES.add(base)
+    return base
+
+
+@dataclass_transform(frozen_default=True)
+class Config:
+    """The base of configs: subclasses declare fields with type annotations and optional defaults, as a
+    dataclass does, and become frozen dataclasses.
+
+    Fields without a default are required (positionally or by name); each field ``x`` gets a
+    ``with_x(value)`` method returning a copy with that field changed. ``save``/``load`` write and read
+    JSON, ``to_json``/``from_json`` do it in memory; nested configs, tuples, enums and variant families
+    (``Initializer``, padding) round-trip. The repr is the JSON text, as Burn displays configs.
+
+    Example:
+        >>> class ModelConfig(Config):
+        ...     num_classes: int
+        ...     hidden_size: int
+        ...     dropout: float = 0.5
+        >>> config = ModelConfig(10, 512).with_dropout(0.2)
+        >>> config.dropout
+        0.2
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        dataclasses.dataclass(frozen=True, repr=False)(cls)
+
+    def __getattr__(self, name: str) -> Callable[[Any], Any]:
+        if name.startswith("with_"):
+            field = name[5:]
+            if field in {f.name for f in dataclasses.fields(self)}:  # type: ignore[arg-type]
+                return lambda value: dataclasses.replace(self, **{field: value})  # type: ignore[type-var]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as JSON-ready values."""
+        return {f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The config as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls: type[C], values: dict[str, Any]) -> C:
+        """The config from JSON-ready values (missing fields take their defaults).
+
+        Raises:
+            ConfigError: a required field is missing, a field is unknown, or a value has the wrong type.
+        """
+        return _decode(cls, values, cls.__name__)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls: type[C], text: str) -> C:
+        """The config from JSON text."""
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{cls.__name__}: not valid JSON: {error}") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"{cls.__name__}: expected a JSON object, got {type(values).__name__}")
+        return cls.from_dict(values)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the config to ``path`` as JSON (through a temporary file, so a failed write leaves no
+        partial file)."""
+        target = Path(path)
+        temporary = target.with_name(target.name + ".tmp")
+        temporary.write_text(self.to_json() + "\n", encoding="utf-8")
+        os.replace(temporary, target)
+
+    @classmethod
+    def load(cls: type[C], path: str | os.PathLike[str]) -> C:
+        """Read a config saved by ``save``."""
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__} {self.to_json()}"
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Config):
+        return value.to_dict()
+    if isinstance(value, enum.Enum):
+        return value.name
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if any(base in _VARIANT_BASES for base in type(value).__mro__[1:]):
+            return {type(value).__name__: fields}
+        return fields
+    if isinstance(value, (list, tuple)):
+        return [_encode(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _encode(item) for key, item in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"Config: cannot write a {type(value).__name__} to JSON ({value!r})")
+
+
+def _subclasses(base: type) -> dict[str, type]:
+    found: dict[str, type] = {}
+    pending: list[type] = [base]
+    while pending:
+        subclasses: list[type] = type.__subclasses__(pending.pop())
+        for sub in subclasses:
+            found[sub.__name__] = sub
+            pending.append(sub)
+    return found
+
+
+def _decode(annotation: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if annotation is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(annotation)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _decode(option, value, where)
+            except ConfigError as error:
+                errors.append(str(error))
+        raise ConfigError(f"{where}: {value!r} fits none of {annotation}: " + "; ".join(errors))
+    if origin in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        args = typing.get_args(annotation)
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(args) != len(value):
+                raise ConfigError(f"{where}: expected {len(args)} values, got {len(value)}")
+            return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+        item = args[0] if args else Any
+        items = [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected an object, got {value!r}")
+        item = typing.get_args(annotation)[1] if typing.get_args(annotation) else Any
+        return {key: _decode(item, v, f"{where}.{key}") for key, v in value.items()}
+    if not isinstance(annotation, type):
+        return value
+    if issubclass(annotation, Config) or (
+        dataclasses.is_dataclass(annotation) and annotation not in _VARIANT_BASES
+    ):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected an object for {annotation.__name__}, got {value!r}")
+        hints = typing.get_type_hints(annotation)
+        fields = {f.name: f for f in dataclasses.fields(annotation)}  # type: ignore[arg-type]
+        unknown = sorted(set(value) - set(fields))
+        if unknown:
+            raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)} for {annotation.__name__}")
+        kwargs = {}
+        for name, field in fields.items():
+            if name in value:
+                kwargs[name] = _decode(hints[name], value[name], f"{where}.{name}")
+            elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                raise ConfigError(f"{where}: required field {name!r} of {annotation.__name__} is missing")
+        return annotation(**kwargs)
+    if annotation in _VARIANT_BASES:
+        if not (isinstance(value, dict) and len(value) == 1):
+            raise ConfigError(
+                f"{where}: expected {{VariantName: {{...}}}} for {annotation.__name__}, got {value!r}"
+            )
+        ((name, content),) = value.items()
+        kinds = _subclasses(annotation)
+        if name not in kinds:
+            raise ConfigError(f"{where}: {name!r} is not a {annotation.__name__}; one of {sorted(kinds)}")
+        return _decode(kinds[name], content, f"{where}.{name}")
+    if issubclass(annotation, enum.Enum):
+        try:
+            return annotation[value]
+        except KeyError:
+            raise ConfigError(f"{where}: {value!r} is not a {annotation.__name__}") from None
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if annotation in (bool, int, float, str) and not (
+        isinstance(value, annotation) and not (annotation is int and isinstance(value, bool))
+    ):
+        raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}")
+    return value

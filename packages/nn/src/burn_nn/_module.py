@@ -1,0 +1,455 @@
+"""``Module``: a tree of parameters, running state, sub-modules and constants, handled as a value."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from burn_backend import AutodiffBackend, Device, Kind, Tensor, TensorData
+
+from ._param import Param, ParamId, RunningState
+
+__all__ = [
+    "Module",
+    "ModuleMapper",
+    "ModuleVisitor",
+    "ParamRecord",
+    "RecordError",
+    "is_training",
+]
+
+M = TypeVar("M", bound="Module")
+Path = tuple[str, ...]
+
+
+def is_training(tensor: Tensor) -> bool:
+    """Whether layers with train/eval behaviour (dropout, batch norm) train on ``tensor``.
+
+    As in Burn, a module trains on an autodiff backend and evaluates on a plain one: ``model.valid()``
+    is the evaluation copy.
+    """
+    return tensor.device.backend.ad_enabled()
+
+
+class ModuleVisitor:
+    """Reads the parameters of a module: ``Module.visit`` calls ``enter_module``/``exit_module`` around
+    each sub-module and ``visit_<kind>_with_path`` for each parameter, which call ``visit_<kind>`` unless
+    overridden. Override what you need; every method does nothing by default."""
+
+    def enter_module(self, name: str, container_type: str) -> None:
+        """Called before the parameters of the sub-module (or list, tuple, dict) in field ``name``."""
+
+    def exit_module(self, name: str, container_type: str) -> None:
+        """Called after them."""
+
+    def visit_float(self, param: Param) -> None:
+        """A float parameter."""
+
+    def visit_int(self, param: Param) -> None:
+        """An int parameter."""
+
+    def visit_bool(self, param: Param) -> None:
+        """A bool parameter."""
+
+    def visit_float_with_path(self, path: Sequence[str], param: Param) -> None:
+        """A float parameter and its path of field names from the root."""
+        self.visit_float(param)
+
+    def visit_int_with_path(self, path: Sequence[str], param: Param) -> None:
+        """An int parameter and its path."""
+        self.visit_int(param)
+
+    def visit_bool_with_path(self, path: Sequence[str], param: Param) -> None:
+        """A bool parameter and its path."""
+        self.visit_bool(param)
+
+
+class ModuleMapper:
+    """Rewrites the parameters of a module: ``Module.map`` calls ``map_<kind>_with_path`` for each
+    parameter (which calls ``map_<kind>`` unless overridden) and builds a new module from the results.
+    Every method returns the parameter unchanged by default."""
+
+    def map_float(self, param: Param) -> Param:
+        """A float parameter's replacement."""
+        return param
+
+    def map_int(self, param: Param) -> Param:
+        """An int parameter's replacement."""
+        return param
+
+    def map_bool(self, param: Param) -> Param:
+        """A bool parameter's replacement."""
+        return param
+
+    def map_float_with_path(self, path: Sequence[str], param: Param) -> Param:
+        """A float parameter's replacement, knowing its path."""
+        return self.map_float(param)
+
+    def map_int_with_path(self, path: Sequence[str], param: Param) -> Param:
+        """An int parameter's replacement, knowing its path."""
+        return self.map_int(param)
+
+    def map_bool_with_path(self, path: Sequence[str], param: Param) -> Param:
+        """A bool parameter's replacement, knowing its path."""
+        return self.map_bool(param)
+
+
+_KIND_NAME = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
+
+
+@dataclass(frozen=True)
+class ParamRecord:
+    """One parameter (or running state) in a module record: its id and its values."""
+
+    id: ParamId
+    value: TensorData
+
+
+class RecordError(ValueError):
+    """A record does not fit the module: entries missing, unexpected, or of the wrong shape or kind."""
+
+    def __init__(self, missing: list[str], unexpected: list[str], mismatched: list[str]) -> None:
+        self.missing = missing
+        self.unexpected = unexpected
+        self.mismatched = mismatched
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        if unexpected:
+            parts.append("unexpected " + ", ".join(unexpected))
+        if mismatched:
+            parts.append("mismatched " + "; ".join(mismatched))
+        super().__init__("load_record: the record does not fit the module: " + "; ".join(parts))
+
+
+def _is_leaf(value: Any) -> bool:
+    return isinstance(value, (Param, RunningState))
+
+
+def _is_structural(value: Any) -> bool:
+    """Whether ``value`` holds parameters or sub-modules (anything else on a module is a constant)."""
+    if isinstance(value, (Param, RunningState, Module)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_is_structural(item) for item in value)
+    if isinstance(value, dict):
+        return any(_is_structural(item) for item in value.values())
+    return False
+
+
+def _items(value: Any) -> Iterator[tuple[str, Any]]:
+    """The named structural children of a module, list, tuple or dict."""
+    if isinstance(value, Module):
+        for name, item in vars(value).items():
+            if _is_structural(item):
+                yield name, item
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield str(index), item
+    else:
+        for key, item in value.items():
+            yield str(key), item
+
+
+def _rebuild(value: Any, path: Path, leaf: Callable[[Path, Any], Any]) -> Any:
+    """``value`` with every Param and RunningState replaced by ``leaf(path, it)``; constants shared."""
+    if _is_leaf(value):
+        return leaf(path, value)
+    if isinstance(value, Module):
+        new = copy.copy(value)
+        for name, item in list(_items(value)):
+            object.__setattr__(new, name, _rebuild(item, (*path, name), leaf))
+        return new
+    if isinstance(value, (list, tuple)):
+        items = [_rebuild(item, (*path, str(i)), leaf) for i, item in enumerate(value)]
+        return items if isinstance(value, list) else type(value)(items)
+    if isinstance(value, dict):
+        return {key: _rebuild(item, (*path, str(key)), leaf) for key, item in value.items()}
+    return value
+
+
+def _leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    if _is_leaf(value):
+        yield path, value
+        return
+    if isinstance(value, (Module, list, tuple, dict)):
+        for name, item in _items(value):
+            if _is_structural(item):
+                yield from _leaves(item, (*path, name))
+
+
+def _visit(value: Any, path: Path, visitor: ModuleVisitor) -> None:
+    if isinstance(value, Param):
+        getattr(visitor, f"visit_{_KIND_NAME[value.kind]}_with_path")(path, value)
+        return
+    if isinstance(value, RunningState):
+        return
+    for name, item in _items(value):
+        if not _is_structural(item) or isinstance(item, RunningState):
+            continue
+        if isinstance(item, Param):
+            _visit(item, (*path, name), visitor)
+            continue
+        container = type(item).__name__
+        visitor.enter_module(name, container)
+        _visit(item, (*path, name), visitor)
+        visitor.exit_module(name, container)
+
+
+class Module:
+    """The base of every layer and model.
+
+    A module's attributes are its fields: ``Param``s, ``RunningState``, sub-modules, lists, tuples and
+    dicts of those, and constants (anything else, shared between copies). ``forward`` is an ordinary
+    method; calling the module calls it. Modules are values: ``map``, ``to_device``, ``no_grad``,
+    ``load_record`` and optimizer steps return new modules and leave the original as it was.
+
+    Example:
+        >>> class Mlp(Module):
+        ...     def __init__(self, device):
+        ...         self.hidden = LinearConfig(4, 8).init(device)
+        ...         self.out = LinearConfig(8, 2).init(device)
+        ...
+        ...     def forward(self, x):
+        ...         return self.out(relu(self.hidden(x)))
+    """
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The module's computation; subclasses define it."""
+        raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # -- traversal ---------------------------------------------------------------------------------
+    def visit(self, visitor: ModuleVisitor) -> None:
+        """Show every parameter to ``visitor``, in field order."""
+        _visit(self, (), visitor)
+
+    def map(self: M, mapper: ModuleMapper) -> M:
+        """A new module whose parameters are ``mapper``'s replacements."""
+
+        def leaf(path: Path, value: Any) -> Any:
+            if isinstance(value, RunningState):
+                return value
+            replacement = getattr(mapper, f"map_{_KIND_NAME[value.kind]}_with_path")(path, value)
+            if not isinstance(replacement, Param):
+                raise TypeError(
+                    f"map: {type(mapper).__name__} returned {type(replacement).__name__} for "
+                    f"{'.'.join(path)}, expected a Param"
+                )
+            return replacement
+
+        return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
+
+    def named_params(self) -> list[tuple[str, Param]]:
+        """Every parameter with its dotted path (``"layers.0.weight"``), in field order."""
+        return [(".".join(path), leaf) for path, leaf in _leaves(self) if isinstance(leaf, Param)]
+
+    def params(self) -> list[Param]:
+        """Every parameter, in field order."""
+        return [param for _, param in self.named_params()]
+
+    def num_params(self) -> int:
+        """The number of values in the parameters (running state not included)."""
+        return sum(param.num_elements() for param in self.params())
+
+    def devices(self) -> list[Device]:
+        """The distinct devices of the parameters and running state, in field order."""
+        found: list[Device] = []
+        for _, leaf in _leaves(self):
+            if leaf.device not in found:
+                found.append(leaf.device)
+        return found
+
+    # -- devices and gradients ---------------------------------------------------------------------
+    def to_device(self: M, device: Device) -> M:
+        """The module on ``device``; its float parameters are fresh graph leaves there."""
+
+        def leaf(path: Path, value: Any) -> Any:
+            if isinstance(value, RunningState):
+                return value.map(lambda tensor: tensor.to_device(device))
+            return value.to_device(device)
+
+        return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
+
+    def fork(self: M, device: Device) -> M:
+        """The module on ``device`` with parameters detached from any graph they were part of, so that a
+        copy can train independently (on another thread, say)."""
+        return self.to_device(device)
+
+    def no_grad(self: M) -> M:
+        """The module with no parameter requiring a gradient (frozen)."""
+        return _rebuild(  # type: ignore[no-any-return]
+            self,
+            (),
+            lambda _, value: value if isinstance(value, RunningState) else value.set_require_grad(False),
+        )
+
+    def valid(self: M) -> M:
+        """The module on the inner backend of its autodiff backend, for evaluation: no graph recording,
+        dropout off, batch norm on its running statistics."""
+
+        def inner(tensor: Tensor) -> Tensor:
+            if not isinstance(tensor.device.backend, AutodiffBackend):
+                raise TypeError(f"valid: the module is on {tensor.device}, which has no autodiff")
+            return tensor.inner()
+
+        def leaf(path: Path, value: Any) -> Any:
+            if isinstance(value, RunningState):
+                return value.map(inner)
+            return Param.initialized(inner(value.val()), id=value.id, require_grad=value.require_grad)
+
+        return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_inner(cls, module: M, device: Device) -> M:
+        """``module`` (on an autodiff backend's inner backend) lifted onto the autodiff ``device``'s
+        backend, parameters requiring gradients as they did before ``valid``."""
+        backend = device.backend
+        if not isinstance(backend, AutodiffBackend):
+            raise TypeError(f"from_inner: {device} is not a device of an autodiff backend")
+
+        def lift(tensor: Tensor) -> Tensor:
+            return Tensor.from_inner(tensor, backend.device(tensor.device.index))
+
+        def leaf(path: Path, value: Any) -> Any:
+            if isinstance(value, RunningState):
+                return value.map(lift)
+            return Param.initialized(lift(value.val()), id=value.id, require_grad=value.require_grad)
+
+        return _rebuild(module, (), leaf)  # type: ignore[no-any-return]
+
+    # -- records -----------------------------------------------------------------------------------
+    def into_record(self) -> dict[str, Any]:
+        """The module's parameters and running state as a nested record: a dict per module (field name
+        to entry), a list per list or tuple, a dict per dict, a ``ParamRecord`` (id and ``TensorData``)
+        per parameter or running state. Records hold no backend or device; constants are not in them."""
+        return _record_of(self)  # type: ignore[no-any-return]
+
+    def load_record(self: M, record: Mapping[str, Any], *, strict: bool = True) -> M:
+        """A new module with the parameters and running state of ``record``.
+
+        Each entry takes the module's dtype for it (records convert precision) and stays on the module's
+        device. A ``ParamRecord`` brings its id along; a bare ``TensorData`` entry keeps the module's id.
+
+        Args:
+            record: as made by ``into_record`` (possibly by another backend or process).
+            strict: whether missing and unexpected entries are errors (mis-shaped ones always are);
+                when not strict, missing entries keep the module's values.
+
+        Raises:
+            RecordError: naming every missing, unexpected or mis-shaped entry; the module is unchanged.
+        """
+        missing: list[str] = []
+        unexpected: list[str] = []
+        mismatched: list[str] = []
+        loaded = _load(self, record, (), missing, unexpected, mismatched)
+        if mismatched or (strict and (missing or unexpected)):
+            raise RecordError(missing, unexpected if strict else [], mismatched)
+        return loaded  # type: ignore[no-any-return]
+
+    # -- display -----------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return _describe(self, "")
+
+
+def _record_of(value: Any) -> Any:
+    if isinstance(value, Param):
+        return ParamRecord(value.id, value.val().to_data())
+    if isinstance(value, RunningState):
+        return ParamRecord(value.id, value.value().to_data())
+    if isinstance(value, (list, tuple)):
+        return [_record_of(item) for item in value]
+    return {name: _record_of(item) for name, item in _items(value)}
+
+
+def _load(
+    value: Any,
+    record: Any,
+    path: Path,
+    missing: list[str],
+    unexpected: list[str],
+    mismatched: list[str],
+) -> Any:
+    where = ".".join(path) or "<root>"
+    if _is_leaf(value):
+        if isinstance(record, ParamRecord):
+            data, param_id = record.value, record.id
+        elif isinstance(record, TensorData):
+            data, param_id = record, value.id
+        else:
+            mismatched.append(f"{where}: expected a ParamRecord or TensorData, got {type(record).__name__}")
+            return value
+        if tuple(data.shape) != tuple(value.shape):
+            mismatched.append(f"{where}: record shape {list(data.shape)}, module shape {list(value.shape)}")
+            return value
+        dtype = value.dtype if isinstance(value, Param) else value.value().dtype
+        if data.kind is not dtype.kind:
+            mismatched.append(f"{where}: record holds {data.dtype}, module holds {dtype}")
+            return value
+        tensor = Tensor.from_data(data.convert(dtype), value.device)
+        if isinstance(value, RunningState):
+            return RunningState(tensor, id=param_id)
+        return Param.initialized(tensor, id=param_id, require_grad=value.require_grad)
+
+    if isinstance(value, (list, tuple)):
+        if not isinstance(record, (list, tuple)):
+            mismatched.append(f"{where}: expected a list record, got {type(record).__name__}")
+            return value
+        items = []
+        for index, item in enumerate(value):
+            if index < len(record):
+                items.append(_load(item, record[index], (*path, str(index)), missing, unexpected, mismatched))
+            else:
+                missing.extend(".".join(p) for p, _ in _leaves(item, (*path, str(index))))
+                items.append(item)
+        unexpected.extend(".".join((*path, str(i))) for i in range(len(value), len(record)))
+        return items if isinstance(value, list) else type(value)(items)
+
+    if not isinstance(record, Mapping):
+        mismatched.append(f"{where}: expected a dict record, got {type(record).__name__}")
+        return value
+    fields = dict(_items(value))
+    loaded: dict[str, Any] = {}
+    for name, item in fields.items():
+        if name in record:
+            loaded[name] = _load(item, record[name], (*path, name), missing, unexpected, mismatched)
+        else:
+            missing.extend(".".join(p) for p, _ in _leaves(item, (*path, name)))
+    unexpected.extend(".".join((*path, str(key))) for key in record if str(key) not in fields)
+    if isinstance(value, Module):
+        new = copy.copy(value)
+        for name, item in loaded.items():
+            object.__setattr__(new, name, item)
+        return new
+    return {key: loaded.get(str(key), item) for key, item in value.items()}
+
+
+def _describe(value: Any, indent: str) -> str:
+    """Burn-style display: ``Name {field: ..., params: N}``, one line for a module without sub-modules."""
+    inner_indent = indent + "  "
+    if isinstance(value, Param):
+        return str(list(value.shape))
+    if isinstance(value, RunningState):
+        return f"running {list(value.shape)}"
+    if isinstance(value, (list, tuple)) and _is_structural(value):
+        parts = [f"{inner_indent}{_describe(item, inner_indent)}" for item in value]
+        return "[\n" + ",\n".join(parts) + f"\n{indent}]"
+    if isinstance(value, dict) and _is_structural(value):
+        parts = [f"{inner_indent}{key!r}: {_describe(item, inner_indent)}" for key, item in value.items()]
+        return "{\n" + ",\n".join(parts) + f"\n{indent}}}"
+    if not isinstance(value, Module):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    fields = [(name, item) for name, item in vars(value).items() if not name.startswith("_")]
+    nested = any(isinstance(item, (Module, list, tuple, dict)) and _is_structural(item) for _, item in fields)
+    entries = [(name, _describe(item, inner_indent)) for name, item in fields]
+    entries.append(("params", str(value.num_params())))
+    name = type(value).__name__
+    if not nested:
+        return f"{name} {{" + ", ".join(f"{key}: {text}" for key, text in entries) + "}"
+    body = "\n".join(f"{inner_indent}{key}: {text}" for key, text in entries)
+    return f"{name} {{\n{body}\n{indent}}}"
