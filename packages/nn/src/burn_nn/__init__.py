@@ -34,6 +34,21 @@ from ._version import __version__ as __version__
 # == exports: attention, transformer, positional encodings ==
 # == end: attention, transformer, positional encodings ==
 # == exports: recurrent layers ==
+from ._gru import BiGru as BiGru
+from ._gru import BiGruConfig as BiGruConfig
+from ._gru import Gru as Gru
+from ._gru import GruConfig as GruConfig
+from ._lstm import BiLstm as BiLstm
+from ._lstm import BiLstmConfig as BiLstmConfig
+from ._lstm import Lstm as Lstm
+from ._lstm import LstmConfig as LstmConfig
+from ._lstm import LstmState as LstmState
+from ._rnn import BiRnn as BiRnn
+from ._rnn import BiRnnConfig as BiRnnConfig
+from ._rnn import GateController as GateController
+from ._rnn import Rnn as Rnn
+from ._rnn import RnnConfig as RnnConfig
+from ._rnn import RnnState as RnnState
 # == end: recurrent layers ==
 
 __all__ = [
@@ -66,5 +81,20 @@ __all__ = [
     # == exports: attention, transformer, positional encodings ==
     # == end: attention, transformer, positional encodings ==
     # == exports: recurrent layers ==
+    "Rnn",
+    "RnnConfig",
+    "RnnState",
+    "BiRnn",
+    "BiRnnConfig",
+    "Lstm",
+    "LstmConfig",
+    "LstmState",
+    "BiLstm",
+    "BiLstmConfig",
+    "Gru",
+    "GruConfig",
+    "BiGru",
+    "BiGruConfig",
+    "GateController",
     # == end: recurrent layers ==
 ]

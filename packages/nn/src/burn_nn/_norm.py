@@ -1,18 +1,165 @@
-"""Normalization layers."""
+"""Normalization layers: ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``, ``RmsNorm``, and the
+``NormalizationConfig`` family that chooses one of them by name."""
 
 from __future__ import annotations
 
-from burn_backend import Device, Tensor
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from burn_backend import Device, DType, Tensor
 from burn_backend import module as F
 
-from ._config import Config
+from ._config import Config, variant
+from ._dropout import Identity
 from ._initializer import Initializer
-from ._module import Module
-from ._param import Param
+from ._module import Module, is_training
+from ._param import Param, RunningState
 
-__all__ = ["LayerNorm", "LayerNormConfig"]
+__all__ = [
+    "BatchNorm",
+    "BatchNormConfig",
+    "GroupNorm",
+    "GroupNormConfig",
+    "InstanceNorm",
+    "InstanceNormConfig",
+    "LayerNorm",
+    "LayerNormConfig",
+    "NormalizationConfig",
+    "RmsNorm",
+    "RmsNormConfig",
+]
+
+_HALF_DTYPES = (DType.F16, DType.BF16)
 
 
+def _positive_size(layer: str, name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{layer}: {name} must be a positive int, got {value!r}")
+
+
+def _check_epsilon(layer: str, epsilon: float, *, strict: bool = False) -> float:
+    value = float(epsilon)
+    if math.isnan(value) or value < 0.0 or (strict and value == 0.0):
+        expected = "positive" if strict else ">= 0"
+        raise ValueError(f"{layer}: epsilon must be {expected}, got {epsilon!r}")
+    return value
+
+
+def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> None:
+    """Raise unless ``input`` is ``[batch, channels, ...]`` with at least ``min_rank`` dims."""
+    if input.rank < min_rank:
+        raise ValueError(
+            f"{layer}: expected an input of shape [batch, {channels}, ...] with rank >= {min_rank}, "
+            f"got shape {input.dims()}"
+        )
+    if input.dims()[1] != channels:
+        raise ValueError(f"{layer}: expected {channels} channels in dim 1, got shape {input.dims()}")
+
+
+def _channel_view(tensor: Tensor, rank: int) -> Tensor:
+    """A per-channel ``[C]`` tensor shaped ``[1, C, 1, ...]`` to broadcast over a rank-``rank`` input."""
+    return tensor.reshape([1, tensor.dims()[0]] + [1] * (rank - 2))
+
+
+def _affine(normalized: Tensor, gamma: Param | None, beta: Param | None) -> Tensor:
+    """``normalized * gamma + beta`` with per-channel ``gamma`` and ``beta`` (either may be absent)."""
+    if gamma is not None:
+        normalized = normalized * _channel_view(gamma.val(), normalized.rank)
+    if beta is not None:
+        normalized = normalized + _channel_view(beta.val(), normalized.rank)
+    return normalized
+
+
+# -- batch norm --------------------------------------------------------------------------------------
+class BatchNormConfig(Config):
+    """Settings of a ``BatchNorm``.
+
+    Args:
+        num_features: the number of channels (dim 1 of the input).
+        epsilon: added to the variance for numerical stability.
+        momentum: the weight of the current batch in the running statistics' update
+            (``running = (1 - momentum) * running + momentum * batch``), as PyTorch's.
+    """
+
+    num_features: int
+    epsilon: float = 1e-5
+    momentum: float = 0.1
+
+    def init(self, device: Device) -> BatchNorm:
+        """A ``BatchNorm`` on ``device``."""
+        return BatchNorm(self, device)
+
+
+class BatchNorm(Module):
+    """Batch normalization over inputs ``[batch, num_features, ...]`` (any number of spatial dims), as
+    PyTorch's ``nn.BatchNorm1d/2d/3d``.
+
+    While training (the input is on an autodiff backend) each channel is normalized with the mean and
+    biased variance of the batch (over every dim but 1), and the running statistics are updated with the
+    batch mean and *unbiased* variance. In evaluation (a plain backend, as after ``model.valid()``) the
+    running statistics normalize. Then ``gamma`` (ones at first) scales and ``beta`` (zeros) shifts.
+
+    ``running_mean`` (zeros at first) and ``running_var`` (ones) are ``RunningState``: saved in records,
+    not trained.
+
+    Example:
+        >>> norm = BatchNormConfig(3).init(device)
+        >>> norm(Tensor.random([4, 3, 8, 8], Distribution.default(), device)).dims()
+        [4, 3, 8, 8]
+    """
+
+    def __init__(self, config: BatchNormConfig, device: Device) -> None:
+        _positive_size("BatchNorm", "num_features", config.num_features)
+        momentum = float(config.momentum)
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {config.momentum!r}")
+        size = [config.num_features]
+        self.gamma: Param = Initializer.Ones().init(size, device)
+        self.beta: Param = Initializer.Zeros().init(size, device)
+        self.running_mean = RunningState(Tensor.zeros(size, device))
+        self.running_var = RunningState(Tensor.ones(size, device))
+        self.momentum = momentum
+        self.epsilon = _check_epsilon("BatchNorm", config.epsilon)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``input`` of shape ``[batch, num_features, ...]``, normalized per channel.
+
+        Raises:
+            ValueError: the input's rank is below 2 or dim 1 is not ``num_features``; or, while training,
+                a channel has a single value (its variance is undefined).
+        """
+        channels = self.gamma.shape[0]
+        _check_channels("BatchNorm", input, channels, 2)
+        if is_training(input):
+            return self._forward_train(input, channels)
+        mean = _channel_view(self.running_mean.value(), input.rank)
+        var = _channel_view(self.running_var.value(), input.rank)
+        return _affine((input - mean) / (var + self.epsilon).sqrt(), self.gamma, self.beta)
+
+    def _forward_train(self, input: Tensor, channels: int) -> Tensor:
+        count = input.num_elements() // channels
+        if count < 2:
+            raise ValueError(
+                f"BatchNorm: expected more than 1 value per channel when training, got input shape "
+                f"{input.dims()}"
+            )
+        per_channel = input.swap_dims(0, 1).reshape([channels, count])
+        var, mean = per_channel.var_mean_bias(1)
+        normalized = (input - _channel_view(mean.reshape([channels]), input.rank)) / _channel_view(
+            (var + self.epsilon).sqrt().reshape([channels]), input.rank
+        )
+
+        batch_mean = mean.detach().reshape([channels])
+        # PyTorch's running variance is the unbiased estimate; the batch is normalized with the biased one
+        batch_var = var.detach().reshape([channels]) * (count / (count - 1))
+        momentum = self.momentum
+        self.running_mean.update(self.running_mean.value() * (1.0 - momentum) + batch_mean * momentum)
+        self.running_var.update(self.running_var.value() * (1.0 - momentum) + batch_var * momentum)
+        return _affine(normalized, self.gamma, self.beta)
+
+
+# -- layer norm --------------------------------------------------------------------------------------
 class LayerNormConfig(Config):
     """Settings of a ``LayerNorm``: ``d_model`` (the size of the normalized last dim), ``epsilon``, and
     whether to learn the ``gamma`` scale and ``beta`` shift (``elementwise_affine``, ``bias``)."""
@@ -49,3 +196,303 @@ class LayerNorm(Module):
             None if self.beta is None else self.beta.val(),
             self.epsilon,
         )
+
+
+# -- group and instance norm -------------------------------------------------------------------------
+def _group_norm(input: Tensor, num_groups: int, epsilon: float) -> Tensor:
+    """``input`` ``[batch, channels, ...]`` normalized over each group of channels and the spatial dims
+    (mean and biased variance), without the affine step."""
+    dims = input.dims()
+    grouped = input.reshape([dims[0], num_groups, -1])
+    var, mean = grouped.var_mean_bias(2)
+    return ((grouped - mean) / (var + epsilon).sqrt()).reshape(dims)
+
+
+class GroupNormConfig(Config):
+    """Settings of a ``GroupNorm``.
+
+    Args:
+        num_groups: the number of groups the channels are split into; it divides ``num_channels``.
+        num_channels: the number of channels (dim 1 of the input).
+        epsilon: added to the variance for numerical stability.
+        affine: whether to learn a per-channel scale ``gamma`` (ones at first) and shift ``beta`` (zeros).
+    """
+
+    num_groups: int
+    num_channels: int
+    epsilon: float = 1e-5
+    affine: bool = True
+
+    def init(self, device: Device) -> GroupNorm:
+        """A ``GroupNorm`` on ``device``."""
+        return GroupNorm(self, device)
+
+
+class GroupNorm(Module):
+    """Group normalization (Wu and He, 2018), as PyTorch's ``nn.GroupNorm``: the channels of an input
+    ``[batch, num_channels, ...]`` are split into ``num_groups`` groups of consecutive channels, and each
+    group of each sample is normalized with its own mean and biased variance (over its channels and the
+    spatial dims); then the per-channel ``gamma`` and ``beta`` apply where ``affine``. The same in
+    training and evaluation."""
+
+    def __init__(self, config: GroupNormConfig, device: Device) -> None:
+        _positive_size("GroupNorm", "num_groups", config.num_groups)
+        _positive_size("GroupNorm", "num_channels", config.num_channels)
+        if config.num_channels % config.num_groups:
+            raise ValueError(
+                f"GroupNorm: num_channels {config.num_channels} is not divisible by num_groups "
+                f"{config.num_groups}"
+            )
+        size = [config.num_channels]
+        self.gamma: Param | None = Initializer.Ones().init(size, device) if config.affine else None
+        self.beta: Param | None = Initializer.Zeros().init(size, device) if config.affine else None
+        self.num_groups = config.num_groups
+        self.num_channels = config.num_channels
+        self.epsilon = _check_epsilon("GroupNorm", config.epsilon)
+        self.affine = config.affine
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``input`` of shape ``[batch, num_channels, ...]``, normalized per sample and group.
+
+        Raises:
+            ValueError: the input's rank is below 2 or dim 1 is not ``num_channels``.
+        """
+        _check_channels("GroupNorm", input, self.num_channels, 2)
+        return _affine(_group_norm(input, self.num_groups, self.epsilon), self.gamma, self.beta)
+
+
+class InstanceNormConfig(Config):
+    """Settings of an ``InstanceNorm``.
+
+    Args:
+        num_channels: the number of channels (dim 1 of the input).
+        epsilon: added to the variance for numerical stability.
+        affine: whether to learn a per-channel scale ``gamma`` and shift ``beta``; ``True`` by default as
+            in Burn (PyTorch's ``nn.InstanceNorm*d`` default to ``affine=False``).
+    """
+
+    num_channels: int
+    epsilon: float = 1e-5
+    affine: bool = True
+
+    def init(self, device: Device) -> InstanceNorm:
+        """An ``InstanceNorm`` on ``device``."""
+        return InstanceNorm(self, device)
+
+
+class InstanceNorm(Module):
+    """Instance normalization (Ulyanov et al., 2016): each channel of each sample of an input
+    ``[batch, num_channels, spatial...]`` is normalized over its spatial dims (mean and biased
+    variance), then scaled and shifted per channel where ``affine``. As PyTorch's
+    ``nn.InstanceNorm1d/2d/3d`` without running statistics; the same in training and evaluation."""
+
+    def __init__(self, config: InstanceNormConfig, device: Device) -> None:
+        _positive_size("InstanceNorm", "num_channels", config.num_channels)
+        size = [config.num_channels]
+        self.gamma: Param | None = Initializer.Ones().init(size, device) if config.affine else None
+        self.beta: Param | None = Initializer.Zeros().init(size, device) if config.affine else None
+        self.num_channels = config.num_channels
+        self.epsilon = _check_epsilon("InstanceNorm", config.epsilon)
+        self.affine = config.affine
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``input`` of shape ``[batch, num_channels, spatial...]``, normalized per sample and channel.
+
+        Raises:
+            ValueError: the input has no spatial dim (rank below 3) or dim 1 is not ``num_channels``.
+        """
+        _check_channels("InstanceNorm", input, self.num_channels, 3)
+        return _affine(_group_norm(input, self.num_channels, self.epsilon), self.gamma, self.beta)
+
+
+# -- rms norm ----------------------------------------------------------------------------------------
+class RmsNormConfig(Config):
+    """Settings of an ``RmsNorm``: ``d_model``, the size of the normalized last dim, and ``epsilon``
+    (positive), added to the mean square."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> RmsNorm:
+        """An ``RmsNorm`` on ``device``."""
+        return RmsNorm(self, device)
+
+
+class RmsNorm(Module):
+    """Root-mean-square normalization over the last dim (Zhang and Sennrich, 2019):
+    ``x / sqrt(mean(x^2) + epsilon) * gamma``, ``gamma`` learned (ones at first), as PyTorch's
+    ``nn.RMSNorm(d_model, eps=epsilon)``. Half-precision inputs are normalized in f32."""
+
+    def __init__(self, config: RmsNormConfig, device: Device) -> None:
+        _positive_size("RmsNorm", "d_model", config.d_model)
+        self.gamma: Param = Initializer.Ones().init([config.d_model], device)
+        self.epsilon = _check_epsilon("RmsNorm", config.epsilon, strict=True)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``input`` of shape ``[..., d_model]``, normalized over its last dim.
+
+        Raises:
+            ValueError: the input is a scalar or its last dim is not ``d_model``.
+        """
+        d_model = self.gamma.shape[0]
+        if input.rank < 1 or input.dims()[-1] != d_model:
+            raise ValueError(f"RmsNorm: expected an input of shape [..., {d_model}], got {input.dims()}")
+        dtype = input.dtype
+        wide = input.cast(DType.F32) if dtype in _HALF_DTYPES else input
+        rms = (wide.square().mean_dim(-1) + self.epsilon).sqrt()
+        normalized = wide / rms
+        if dtype in _HALF_DTYPES:
+            normalized = normalized.cast(dtype)
+        return normalized * self.gamma.val()
+
+
+# -- the family --------------------------------------------------------------------------------------
+@variant
+class NormalizationConfig:
+    """The family of normalization layers, as Burn's ``NormalizationConfig`` enum: one frozen dataclass
+    per kind, holding the layer's config: ``NormalizationConfig.Identity()``,
+    ``Batch(BatchNormConfig(...))``, ``Group(GroupNormConfig(...))``, ``Instance(InstanceNormConfig(...))``,
+    ``Layer(LayerNormConfig(...))``, ``Rms(RmsNormConfig(...))``.
+
+    A config field of this type saves to and loads from JSON as ``{"Batch": {"config": {...}}}``. A
+    generic config can be written with any size (0, say) and fitted to a layer with
+    ``with_num_features``.
+
+    Example:
+        >>> norm = NormalizationConfig.Group(GroupNormConfig(4, 0)).with_num_features(32).init(device)
+        >>> type(norm).__name__
+        'GroupNorm'
+    """
+
+    Identity: ClassVar[type[_IdentityKind]]
+    Batch: ClassVar[type[_BatchKind]]
+    Group: ClassVar[type[_GroupKind]]
+    Instance: ClassVar[type[_InstanceKind]]
+    Layer: ClassVar[type[_LayerKind]]
+    Rms: ClassVar[type[_RmsKind]]
+
+    def init(self, device: Device) -> Module:
+        """The layer of this kind on ``device`` (an ``Identity`` for ``Identity``)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a normalization kind")
+
+    @property
+    def num_features(self) -> int:
+        """The number of features (channels or ``d_model``) the layer normalizes; 0 for ``Identity``."""
+        raise NotImplementedError(f"{type(self).__name__} is not a normalization kind")
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        """A copy sized for ``num_features`` features (``Identity`` stays as it is)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a normalization kind")
+
+
+@dataclass(frozen=True)
+class _IdentityKind(NormalizationConfig):
+    """No normalization: an ``Identity`` layer."""
+
+    def init(self, device: Device) -> Module:
+        return Identity()
+
+    @property
+    def num_features(self) -> int:
+        return 0
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return self
+
+
+@dataclass(frozen=True)
+class _BatchKind(NormalizationConfig):
+    """A ``BatchNorm``."""
+
+    config: BatchNormConfig
+
+    def init(self, device: Device) -> Module:
+        return self.config.init(device)
+
+    @property
+    def num_features(self) -> int:
+        return self.config.num_features
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return _BatchKind(self.config.with_num_features(num_features))
+
+
+@dataclass(frozen=True)
+class _GroupKind(NormalizationConfig):
+    """A ``GroupNorm`` (its ``num_channels`` are the features)."""
+
+    config: GroupNormConfig
+
+    def init(self, device: Device) -> Module:
+        return self.config.init(device)
+
+    @property
+    def num_features(self) -> int:
+        return self.config.num_channels
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return _GroupKind(self.config.with_num_channels(num_features))
+
+
+@dataclass(frozen=True)
+class _InstanceKind(NormalizationConfig):
+    """An ``InstanceNorm`` (its ``num_channels`` are the features)."""
+
+    config: InstanceNormConfig
+
+    def init(self, device: Device) -> Module:
+        return self.config.init(device)
+
+    @property
+    def num_features(self) -> int:
+        return self.config.num_channels
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return _InstanceKind(self.config.with_num_channels(num_features))
+
+
+@dataclass(frozen=True)
+class _LayerKind(NormalizationConfig):
+    """A ``LayerNorm`` (its ``d_model`` is the number of features)."""
+
+    config: LayerNormConfig
+
+    def init(self, device: Device) -> Module:
+        return self.config.init(device)
+
+    @property
+    def num_features(self) -> int:
+        return self.config.d_model
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return _LayerKind(self.config.with_d_model(num_features))
+
+
+@dataclass(frozen=True)
+class _RmsKind(NormalizationConfig):
+    """An ``RmsNorm`` (its ``d_model`` is the number of features)."""
+
+    config: RmsNormConfig
+
+    def init(self, device: Device) -> Module:
+        return self.config.init(device)
+
+    @property
+    def num_features(self) -> int:
+        return self.config.d_model
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        return _RmsKind(self.config.with_d_model(num_features))
+
+
+for _name, _kind in (
+    ("Identity", _IdentityKind),
+    ("Batch", _BatchKind),
+    ("Group", _GroupKind),
+    ("Instance", _InstanceKind),
+    ("Layer", _LayerKind),
+    ("Rms", _RmsKind),
+):
+    _kind.__name__ = _name
+    _kind.__qualname__ = f"NormalizationConfig.{_name}"
+    setattr(NormalizationConfig, _name, _kind)

@@ -72,7 +72,8 @@ def _devices(config: pytest.Config) -> list[tuple[str, Any]]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "device" in metafunc.fixturenames:
+    # a test folder that defines its own ``device`` fixture keeps it (the backend options are for the suite)
+    if "device" in metafunc.fixturenames and "device" not in metafunc._arg2fixturedefs:
         devices = _devices(metafunc.config)
         metafunc.parametrize("device", [d for _, d in devices], ids=[s for s, _ in devices], scope="session")
 

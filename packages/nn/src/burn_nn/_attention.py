@@ -1,0 +1,496 @@
+"""Multi-head attention (``MultiHeadAttention``): its input, output and autoregressive cache, and the
+masks it takes (``generate_autoregressive_mask``, ``generate_padding_mask``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from burn_backend import Device, DType, Kind, Tensor
+from burn_backend import activation as A
+
+from ._config import Config, variant
+from ._dropout import Dropout, DropoutConfig
+from ._initializer import Initializer
+from ._linear import Linear, LinearConfig
+from ._module import Module
+
+__all__ = [
+    "GeneratePaddingMask",
+    "MhaCache",
+    "MhaInput",
+    "MhaOutput",
+    "MultiHeadAttention",
+    "MultiHeadAttentionConfig",
+    "SeqLengthOption",
+    "TensorCache",
+    "generate_autoregressive_mask",
+    "generate_padding_mask",
+]
+
+
+class MultiHeadAttentionConfig(Config):
+    """Settings of a ``MultiHeadAttention`` layer.
+
+    Args:
+        d_model: the size of the inputs' and output's last dim (and of each projection).
+        n_heads: the number of heads; it divides ``d_model`` (each head has ``d_model / n_heads`` dims).
+        dropout: the probability of zeroing each attention weight while training.
+        min_float: the score given to masked positions before the softmax (Burn's ``-1e4``; a much lower
+            value may overflow to NaN in low precision).
+        quiet_softmax: use the quiet softmax ``exp(x) / (1 + sum(exp(x)))``, which lets a head attend
+            to nothing.
+        initializer: how the weights and biases of the four projections are drawn; the default is
+            PyTorch's ``nn.Linear`` rule (uniform on ``±1/sqrt(d_model)``), as in Burn.
+        enable_query_bias, enable_key_bias, enable_value_bias, enable_output_bias: whether each
+            projection has a bias.
+    """
+
+    d_model: int
+    n_heads: int
+    dropout: float = 0.1
+    min_float: float = -1.0e4
+    quiet_softmax: bool = False
+    initializer: Initializer = Initializer.KaimingUniform(gain=1 / math.sqrt(3.0))
+    enable_key_bias: bool = True
+    enable_value_bias: bool = True
+    enable_query_bias: bool = True
+    enable_output_bias: bool = True
+
+    def init(self, device: Device) -> MultiHeadAttention:
+        """A ``MultiHeadAttention`` layer on ``device``."""
+        return MultiHeadAttention(self, device)
+
+
+class MhaInput:
+    """The input of ``MultiHeadAttention.forward``: query, key and value, and optional masks.
+
+    Masks are Bool tensors where ``True`` masks a position out (as Burn and PyTorch's bool masks).
+
+    Args:
+        query: ``[batch, seq_q, d_model]``.
+        key: ``[batch, seq_k, d_model]``.
+        value: ``[batch, seq_k, d_model]``.
+        mask_pad: ``[batch, seq_k]``, the padded keys.
+        mask_attn: ``[batch, seq_q, seq_k]``, the keys each query may not see.
+
+    Example:
+        >>> input = MhaInput.self_attn(x).mask_attn(generate_autoregressive_mask(2, 5, device))
+    """
+
+    __slots__ = ("_mask_attn", "_mask_pad", "key", "query", "value")
+
+    def __init__(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask_pad: Tensor | None = None,
+        mask_attn: Tensor | None = None,
+    ) -> None:
+        self.query = query
+        self.key = key
+        self.value = value
+        self._mask_pad = mask_pad
+        self._mask_attn = mask_attn
+
+    @classmethod
+    def self_attn(cls, tensor: Tensor) -> MhaInput:
+        """Self-attention: ``tensor`` (``[batch, seq, d_model]``) is the query, key and value."""
+        return cls(tensor, tensor, tensor)
+
+    def mask_pad(self, mask_pad: Tensor) -> MhaInput:
+        """This input with the padding mask ``mask_pad`` (``[batch, seq_k]``, true for padding)."""
+        return MhaInput(self.query, self.key, self.value, mask_pad, self._mask_attn)
+
+    def mask_attn(self, mask_attn: Tensor) -> MhaInput:
+        """This input with the attention mask ``mask_attn`` (``[batch, seq_q, seq_k]``, true where a
+        query may not attend to a key)."""
+        return MhaInput(self.query, self.key, self.value, self._mask_pad, mask_attn)
+
+    @property
+    def padding_mask(self) -> Tensor | None:
+        """The padding mask, if any."""
+        return self._mask_pad
+
+    @property
+    def attention_mask(self) -> Tensor | None:
+        """The attention mask, if any."""
+        return self._mask_attn
+
+
+@dataclass(frozen=True)
+class MhaOutput:
+    """The output of ``MultiHeadAttention``.
+
+    Attributes:
+        weights: ``[batch, n_heads, seq_q, seq_k]``, the attention weights that produced the context
+            (after dropout while training).
+        context: ``[batch, seq_q, d_model]``, the attended values after the output projection.
+    """
+
+    weights: Tensor
+    context: Tensor
+
+
+class TensorCache:
+    """One cached tensor of an autoregressive decoding step (Burn's ``TensorCache``): the result of a
+    position-wise function over the positions seen so far."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Tensor | None = None
+
+    @classmethod
+    def empty(cls) -> TensorCache:
+        """A cache holding nothing yet."""
+        return cls()
+
+    def forward_autoregressive(
+        self, tensor: Tensor, dim_cat: int, function: Callable[[Tensor], Tensor]
+    ) -> Tensor:
+        """``function`` over ``tensor`` (``[batch, seq, d]``), computing only its last position when the
+        cache holds the ones before it; the result is concatenated along ``dim_cat`` and cached.
+
+        Raises:
+            ValueError: the cache holds ``n`` positions and ``tensor`` does not have ``n + 1``.
+        """
+        if self.value is None:
+            result = function(tensor)
+        else:
+            cached = self.value.dims()[dim_cat]
+            seq_length = tensor.dims()[1]
+            if seq_length != cached + 1:
+                raise ValueError(
+                    f"forward_autoregressive: the cache holds {cached} positions, so the input must have "
+                    f"{cached + 1}; got shape {tensor.dims()}"
+                )
+            result = Tensor.cat([self.value, function(tensor.narrow(1, seq_length - 1, 1))], dim_cat)
+        self.value = result
+        return result
+
+    def forward_full(self, tensor: Tensor, function: Callable[[Tensor], Tensor]) -> Tensor:
+        """``function(tensor)``, computed on the first call only (a fixed memory, as in cross-attention)."""
+        if self.value is None:
+            self.value = function(tensor)
+        return self.value
+
+
+class _LinearCache:
+    """The cache of one projection: autoregressive along ``dim`` or computed once (``dim`` None)."""
+
+    __slots__ = ("cache", "dim")
+
+    def __init__(self, dim: int | None) -> None:
+        self.cache = TensorCache()
+        self.dim = dim
+
+    def forward(self, tensor: Tensor, function: Callable[[Tensor], Tensor]) -> Tensor:
+        if self.dim is None:
+            return self.cache.forward_full(tensor, function)
+        return self.cache.forward_autoregressive(tensor, self.dim, function)
+
+
+class MhaCache:
+    """The cache of ``MultiHeadAttention.forward_cache`` for autoregressive inference: the projections of
+    the positions already decoded, so each step projects only the newest one.
+
+    Make one with ``MhaCache.autoregressive()`` (self-attention) or
+    ``MhaCache.autoregressive_cross_attention()`` (keys and values from a fixed memory, projected once).
+    A cache belongs to one decoding run and one layer; it is updated in place.
+    """
+
+    __slots__ = ("key", "output", "query", "value")
+
+    def __init__(
+        self, query: _LinearCache, key: _LinearCache, value: _LinearCache, output: _LinearCache
+    ) -> None:
+        self.query = query
+        self.key = key
+        self.value = value
+        self.output = output
+
+    @classmethod
+    def autoregressive(cls) -> MhaCache:
+        """A cache for self-attention over a growing sequence."""
+        return cls(_LinearCache(2), _LinearCache(2), _LinearCache(2), _LinearCache(1))
+
+    @classmethod
+    def autoregressive_cross_attention(cls) -> MhaCache:
+        """A cache for attention from a growing sequence to a fixed memory (its keys and values are
+        projected on the first step and reused)."""
+        return cls(_LinearCache(2), _LinearCache(None), _LinearCache(None), _LinearCache(1))
+
+
+class MultiHeadAttention(Module):
+    """Multi-head attention, as in "Attention Is All You Need" (Burn's ``MultiHeadAttention``).
+
+    The query, key and value are projected by ``query``, ``key`` and ``value`` (``Linear`` layers of
+    ``d_model`` to ``d_model``, Burn's ``[d_input, d_output]`` weight layout), split into ``n_heads`` heads
+    of ``d_k = d_model / n_heads`` dims, attended with ``softmax(q k^T / sqrt(d_k))`` (masked positions
+    scored ``min_float``), merged and projected by ``output``. Numerically this is PyTorch's
+    ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)`` whose packed ``in_proj_weight`` is the
+    transposed query, key and value weights stacked.
+
+    While training (on an autodiff backend), dropout zeroes attention weights after the softmax, as
+    PyTorch does.
+
+    Example:
+        >>> mha = MultiHeadAttentionConfig(d_model=16, n_heads=4).init(device)
+        >>> mha(MhaInput.self_attn(Tensor.ones([2, 5, 16], device))).context.dims()
+        [2, 5, 16]
+    """
+
+    def __init__(self, config: MultiHeadAttentionConfig, device: Device) -> None:
+        d_model, n_heads = config.d_model, config.n_heads
+        if d_model <= 0 or n_heads <= 0:
+            raise ValueError(
+                f"MultiHeadAttention: d_model and n_heads must be positive, got {d_model} and {n_heads}"
+            )
+        if d_model % n_heads:
+            raise ValueError(f"MultiHeadAttention: n_heads ({n_heads}) must divide d_model ({d_model})")
+
+        def projection(bias: bool) -> Linear:
+            return LinearConfig(d_model, d_model, bias=bias, initializer=config.initializer).init(device)
+
+        self.query = projection(config.enable_query_bias)
+        self.key = projection(config.enable_key_bias)
+        self.value = projection(config.enable_value_bias)
+        self.output = projection(config.enable_output_bias)
+        self.dropout: Dropout = DropoutConfig(config.dropout).init()
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.min_float = float(config.min_float)
+        self.quiet_softmax = bool(config.quiet_softmax)
+
+    def forward(self, input: MhaInput) -> MhaOutput:
+        """Attend from ``input.query`` to ``input.key``/``input.value``.
+
+        Returns:
+            ``MhaOutput``: ``context`` ``[batch, seq_q, d_model]`` and ``weights``
+            ``[batch, n_heads, seq_q, seq_k]``.
+
+        Raises:
+            ValueError: shapes that do not fit (``d_model``, batch, key/value lengths, masks).
+            TypeError: a mask that is not a Bool tensor.
+        """
+        batch, seq_q = self._check("forward", input)
+        query = self._split_heads(self.query(input.query))
+        key = self._split_heads(self.key(input.key))
+        value = self._split_heads(self.value(input.value))
+        return self._attend(query, key, value, input, batch, seq_q, self.output.forward)
+
+    def forward_cache(self, input: MhaInput, cache: MhaCache) -> MhaOutput:
+        """``forward`` for autoregressive inference: ``input`` holds every position decoded so far (one
+        more than the last call), and only the newest one is projected; ``cache`` is updated in place.
+
+        Only the newest position of ``context`` is new: the earlier ones are returned from the cache, so
+        the result matches ``forward`` with a causal mask (``generate_autoregressive_mask``).
+        """
+        batch, seq_q = self._check("forward_cache", input)
+        query = cache.query.forward(input.query, lambda x: self._split_heads(self.query(x)))
+        key = cache.key.forward(input.key, lambda x: self._split_heads(self.key(x)))
+        value = cache.value.forward(input.value, lambda x: self._split_heads(self.value(x)))
+        return self._attend(
+            query,
+            key,
+            value,
+            input,
+            batch,
+            seq_q,
+            lambda context: cache.output.forward(context, self.output.forward),
+        )
+
+    def _attend(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        input: MhaInput,
+        batch: int,
+        seq_q: int,
+        project: Callable[[Tensor], Tensor],
+    ) -> MhaOutput:
+        # PyTorch scales the query before the product; doing the same keeps gradients within rounding
+        scores = (query * (1.0 / math.sqrt(self.d_k))).matmul(key.swap_dims(2, 3))
+        if input.padding_mask is not None:
+            mask_pad = input.padding_mask
+            scores = scores.mask_fill(mask_pad.unsqueeze_dim(1).unsqueeze_dim(1), self.min_float)
+        if input.attention_mask is not None:
+            mask_attn = input.attention_mask
+            scores = scores.mask_fill(mask_attn.unsqueeze_dim(1), self.min_float)
+        weights = A.quiet_softmax(scores, 3) if self.quiet_softmax else A.softmax(scores, 3)
+        weights = self.dropout(weights)
+        context = weights.matmul(value).swap_dims(1, 2).reshape([batch, seq_q, self.d_model])
+        return MhaOutput(weights=weights, context=project(context))
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        """``[batch, seq, d_model]`` to ``[batch, n_heads, seq, d_k]``."""
+        batch, seq_length, _ = x.dims()
+        return x.reshape([batch, seq_length, self.n_heads, self.d_k]).swap_dims(1, 2)
+
+    def _check(self, op: str, input: MhaInput) -> tuple[int, int]:
+        """The batch size and query length of ``input``, after checking every shape."""
+        where = f"MultiHeadAttention.{op}"
+        if not isinstance(input, MhaInput):
+            raise TypeError(f"{where}: expected an MhaInput, got {type(input).__name__}")
+        shapes = {}
+        for name in ("query", "key", "value"):
+            tensor = getattr(input, name)
+            if not isinstance(tensor, Tensor) or tensor.kind is not Kind.FLOAT:
+                raise TypeError(f"{where}: {name} must be a Float tensor, got {type(tensor).__name__}")
+            dims = tensor.dims()
+            if len(dims) != 3 or dims[2] != self.d_model:
+                raise ValueError(
+                    f"{where}: {name} must have shape [batch, seq, d_model={self.d_model}], got {dims}"
+                )
+            shapes[name] = dims
+        batch, seq_q, _ = shapes["query"]
+        _, seq_k, _ = shapes["key"]
+        if shapes["key"][0] != batch or shapes["value"][:2] != [batch, seq_k]:
+            raise ValueError(
+                f"{where}: query {shapes['query']}, key {shapes['key']} and value {shapes['value']} must "
+                "share the batch size, and key and value the length"
+            )
+        _check_mask(where, "mask_pad", input.padding_mask, [batch, seq_k], "[batch, seq_k]")
+        _check_mask(where, "mask_attn", input.attention_mask, [batch, seq_q, seq_k], "[batch, seq_q, seq_k]")
+        return batch, seq_q
+
+
+def _check_mask(where: str, name: str, mask: Tensor | None, expected: list[int], layout: str) -> None:
+    if mask is None:
+        return
+    if not isinstance(mask, Tensor) or mask.kind is not Kind.BOOL:
+        got = f"a {mask.dtype} tensor" if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"{where}: {name} must be a Bool tensor, got {got}")
+    if mask.dims() != expected:
+        raise ValueError(f"{where}: {name} must have shape {layout} = {expected}, got {mask.dims()}")
+
+
+def generate_autoregressive_mask(batch_size: int, seq_length: int, device: Device) -> Tensor:
+    """The causal attention mask: Bool ``[batch_size, seq_length, seq_length]``, true above the diagonal
+    (position ``i`` may not attend to positions after it).
+
+    Example:
+        >>> generate_autoregressive_mask(1, 3, device).to_data().tolist()
+        [[[False, True, True], [False, False, True], [False, False, False]]]
+    """
+    if batch_size < 0 or seq_length < 0:
+        raise ValueError(
+            f"generate_autoregressive_mask: sizes must be non-negative, got {batch_size} and {seq_length}"
+        )
+    upper = np.triu(np.ones((seq_length, seq_length), dtype=np.bool_), k=1)
+    return Tensor.from_data(np.broadcast_to(upper, (batch_size, seq_length, seq_length)), device, DType.BOOL)
+
+
+@variant
+class SeqLengthOption:
+    """How ``generate_padding_mask`` sizes its sequences (Burn's ``SeqLengthOption``):
+    ``SeqLengthOption.NoMax()`` (the longest sequence), ``Max(length)`` (the longest, truncated to
+    ``length``), ``Fixed(length)`` (exactly ``length``: padded or truncated)."""
+
+    NoMax: ClassVar[type[NoMax]]
+    Max: ClassVar[type[Max]]
+    Fixed: ClassVar[type[Fixed]]
+
+    def size(self, longest: int) -> int:
+        """The padded length for a batch whose longest sequence has ``longest`` tokens."""
+        raise NotImplementedError(f"{type(self).__name__} is not a SeqLengthOption kind")
+
+
+@dataclass(frozen=True)
+class NoMax(SeqLengthOption):
+    """As long as the longest sequence."""
+
+    def size(self, longest: int) -> int:
+        return longest
+
+
+@dataclass(frozen=True)
+class Max(SeqLengthOption):
+    """As long as the longest sequence, at most ``length``."""
+
+    length: int
+
+    def size(self, longest: int) -> int:
+        return min(longest, self.length)
+
+
+@dataclass(frozen=True)
+class Fixed(SeqLengthOption):
+    """Exactly ``length``."""
+
+    length: int
+
+    def size(self, longest: int) -> int:
+        return self.length
+
+
+for _kind in (NoMax, Max, Fixed):
+    _kind.__qualname__ = f"SeqLengthOption.{_kind.__name__}"
+    setattr(SeqLengthOption, _kind.__name__, _kind)
+
+
+@dataclass(frozen=True)
+class GeneratePaddingMask:
+    """The result of ``generate_padding_mask``.
+
+    Attributes:
+        tensor: Int ``[batch, seq]``, the tokens padded with the pad token (and truncated).
+        mask: Bool ``[batch, seq]``, true where ``tensor`` holds the pad token.
+    """
+
+    tensor: Tensor
+    mask: Tensor
+
+
+def generate_padding_mask(
+    pad_token: int,
+    tokens_list: Sequence[Sequence[int]],
+    seq_length: SeqLengthOption | int | None,
+    device: Device,
+) -> GeneratePaddingMask:
+    """Pad a batch of token sequences to one length and mark the padding.
+
+    Args:
+        pad_token: the token that pads; every position holding it is masked (as in Burn, also a pad
+            token inside a sequence).
+        tokens_list: the token ids of each sequence.
+        seq_length: a ``SeqLengthOption``; an int is ``SeqLengthOption.Max(int)`` and ``None`` is
+            ``NoMax()``, as Burn's conversion from ``Option<usize>``.
+        device: where the tensors go.
+
+    Returns:
+        ``GeneratePaddingMask`` with the padded Int ``tensor`` and the Bool ``mask``.
+
+    Example:
+        >>> generate_padding_mask(0, [[3, 4], [5]], None, device).mask.to_data().tolist()
+        [[False, False], [False, True]]
+    """
+    if seq_length is None:
+        option: SeqLengthOption = NoMax()
+    elif isinstance(seq_length, SeqLengthOption):
+        option = seq_length
+    elif isinstance(seq_length, int) and not isinstance(seq_length, bool):
+        option = Max(seq_length)
+    else:
+        raise TypeError(
+            f"generate_padding_mask: seq_length must be a SeqLengthOption, an int or None, "
+            f"got {type(seq_length).__name__}"
+        )
+    longest = max((len(tokens) for tokens in tokens_list), default=1)
+    size = option.size(longest)
+    if size < 0:
+        raise ValueError(f"generate_padding_mask: the sequence length must be non-negative, got {size}")
+    padded = np.full((len(tokens_list), size), pad_token, dtype=np.int64)
+    for row, tokens in enumerate(tokens_list):
+        kept = list(tokens)[:size]
+        padded[row, : len(kept)] = kept
+    tensor = Tensor.from_data(padded, device)
+    return GeneratePaddingMask(tensor=tensor, mask=tensor.equal_elem(pad_token))

@@ -1,0 +1,245 @@
+"""Module, Param and records: traversal, mapping, devices, valid/from_inner, records and display."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from burn_backend import Tensor, TensorData
+from burn_backend.activation import relu
+from burn_nn import (
+    Linear,
+    LinearConfig,
+    Module,
+    ModuleMapper,
+    ModuleVisitor,
+    Param,
+    ParamId,
+    ParamRecord,
+    RecordError,
+    RunningState,
+)
+
+
+class Mlp(Module):
+    def __init__(self, device, sizes=(3, 5, 2)):
+        self.layers = [LinearConfig(a, b).init(device) for a, b in zip(sizes[:-1], sizes[1:])]
+        self.scale = 2.0
+        self.stats = RunningState(Tensor.zeros([2], device))
+        self.named = {"extra": Param.initialized(Tensor.ones([4], device))}
+
+    def forward(self, x):
+        for layer in self.layers[:-1]:
+            x = relu(layer(x))
+        return self.layers[-1](x) * self.scale
+
+
+def test_named_params_in_field_order_and_counts(device) -> None:
+    model = Mlp(device)
+    names = [name for name, _ in model.named_params()]
+    assert names == ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias", "named.extra"]
+    assert model.num_params() == 3 * 5 + 5 + 5 * 2 + 2 + 4  # running state is not counted
+    assert model.devices() == [device]
+
+
+def test_visitor_sees_paths_and_module_boundaries(device) -> None:
+    events: list[str] = []
+
+    class Recorder(ModuleVisitor):
+        def enter_module(self, name, container_type):
+            events.append(f"enter {name}:{container_type}")
+
+        def exit_module(self, name, container_type):
+            events.append(f"exit {name}")
+
+        def visit_float_with_path(self, path, param):
+            events.append(".".join(path) + str(list(param.shape)))
+
+    Mlp(device).visit(Recorder())
+    assert events[:4] == ["enter layers:list", "enter 0:Linear", "layers.0.weight[3, 5]", "layers.0.bias[5]"]
+    assert events[-3:] == ["enter named:dict", "named.extra[4]", "exit named"]
+
+
+def test_map_returns_a_new_module_and_keeps_ids(device) -> None:
+    model = Mlp(device)
+
+    class Zero(ModuleMapper):
+        def map_float(self, param):
+            return param.map(lambda t: t.zeros_like())
+
+    zeroed = model.map(Zero())
+    assert zeroed is not model and zeroed.layers is not model.layers
+    assert [p.id for p in zeroed.params()] == [p.id for p in model.params()]
+    assert all(p.val().abs().sum().into_scalar() == 0 for p in zeroed.params())
+    assert model.layers[0].weight.val().abs().sum().into_scalar() > 0  # the original is untouched
+    assert zeroed.scale == 2.0
+
+    class Wrong(ModuleMapper):
+        def map_float(self, param):
+            return param.val()
+
+    with pytest.raises(TypeError, match=r"map: Wrong returned Tensor for layers\.0\.weight"):
+        model.map(Wrong())
+
+
+def test_params_are_lazy_until_used_and_initialize_once_across_copies(device) -> None:
+    calls = []
+
+    def init():
+        calls.append(1)
+        return Tensor.ones([2, 2], device)
+
+    param = Param.lazy(init, [2, 2], device)
+    copy = param.set_require_grad(True)
+    assert not param.is_initialized and param.shape == (2, 2) and param.dtype == device.backend.float_dtype
+    threads = [threading.Thread(target=copy.val) for _ in range(4)] + [threading.Thread(target=param.val)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert param.val().is_require_grad()
+
+
+def test_lazy_initializer_of_wrong_shape_fails_on_use(device) -> None:
+    param = Param.lazy(lambda: Tensor.ones([3], device), [2], device)
+    with pytest.raises(ValueError, match=r"initializer made \[3\] f32, expected \[2\] f32"):
+        param.val()
+
+
+def test_loading_a_record_skips_the_initializers(device) -> None:
+    source = LinearConfig(3, 2).init(device)
+    fresh = LinearConfig(3, 2).init(device)
+    loaded = fresh.load_record(source.into_record())
+    assert not fresh.weight.is_initialized  # the random values were never drawn
+    assert loaded.weight.id == source.weight.id
+    np.testing.assert_array_equal(loaded.weight.val().to_data().to_numpy(), source.weight.val().to_data().to_numpy())
+
+
+def test_record_round_trip_restores_params_and_running_state_exactly(device) -> None:
+    model = Mlp(device)
+    model.stats.update(Tensor.from_data([1.5, -2.0], device))
+    record = model.into_record()
+    assert set(record) == {"layers", "stats", "named"}  # constants are not recorded
+    assert isinstance(record["layers"][0]["weight"], ParamRecord)
+    restored = Mlp(device).load_record(record)
+    for (name, ours), (_, theirs) in zip(restored.named_params(), model.named_params()):
+        assert ours.id == theirs.id, name
+        np.testing.assert_array_equal(ours.val().to_data().to_numpy(), theirs.val().to_data().to_numpy())
+    np.testing.assert_array_equal(restored.stats.value().to_data().to_numpy(), [1.5, -2.0])
+    assert restored.stats is not model.stats
+
+
+def test_records_convert_precision_and_accept_bare_tensor_data(device) -> None:
+    layer = LinearConfig(2, 2).init(device)
+    record = {
+        "weight": TensorData(np.eye(2, dtype=np.float64)),
+        "bias": ParamRecord(ParamId(5), TensorData(np.array([1.0, 2.0], dtype=np.float16))),
+    }
+    loaded = layer.load_record(record)
+    assert loaded.weight.dtype == layer.weight.dtype and loaded.weight.id == layer.weight.id
+    assert loaded.bias.id == ParamId(5)
+    np.testing.assert_array_equal(loaded.bias.val().to_data().to_numpy(), [1.0, 2.0])
+
+
+def test_load_record_names_missing_unexpected_and_mis_shaped_entries(device) -> None:
+    model = Mlp(device)
+    record = model.into_record()
+    del record["layers"][1]["bias"]
+    record["layers"][0]["weight"] = ParamRecord(ParamId(), TensorData(np.zeros((2, 2), np.float32)))
+    record["named"]["surplus"] = ParamRecord(ParamId(), TensorData(np.zeros(1, np.float32)))
+    with pytest.raises(RecordError) as error:
+        model.load_record(record)
+    assert error.value.missing == ["layers.1.bias"]
+    assert error.value.unexpected == ["named.surplus"]
+    assert error.value.mismatched == ["layers.0.weight: record shape [2, 2], module shape [3, 5]"]
+    # not strict: missing and unexpected entries are tolerated, mis-shaped ones never
+    record["layers"][0]["weight"] = model.into_record()["layers"][0]["weight"]
+    loaded = model.load_record(record, strict=False)
+    assert loaded.layers[1].bias.id == model.layers[1].bias.id
+
+
+def test_load_record_rejects_wrong_kind_and_structure(device) -> None:
+    layer = LinearConfig(2, 2).init(device)
+    record = layer.into_record()
+    record["bias"] = TensorData(np.array([1, 2], dtype=np.int64))
+    with pytest.raises(RecordError, match=r"bias: record holds i64, module holds f32"):
+        layer.load_record(record)
+    with pytest.raises(RecordError, match=r"layers: expected a list record, got dict"):
+        Mlp(device).load_record({"layers": {}, "stats": {}, "named": {}})
+
+
+def test_list_records_of_another_length(device) -> None:
+    short = Mlp(device, (3, 5, 2)).into_record()
+    with pytest.raises(RecordError) as error:
+        Mlp(device, (3, 5, 5, 2)).load_record(short)
+    assert "layers.2.weight" in error.value.missing
+
+
+def test_valid_runs_on_the_inner_backend_and_from_inner_restores(device) -> None:
+    model = Mlp(device)
+    inner = model.valid()
+    assert inner.devices() == [device.backend.inner.device(0)]
+    assert not inner.layers[0].weight.val().is_require_grad()
+    x = Tensor.random([4, 3], device=device)
+    np.testing.assert_allclose(
+        inner(x.inner()).to_data().to_numpy(), model(x).inner().to_data().to_numpy(), rtol=1e-6
+    )
+    lifted = Module.from_inner(inner, device)
+    assert lifted.devices() == [device]
+    assert lifted.layers[0].weight.val().is_require_grad()
+    assert [p.id for p in lifted.params()] == [p.id for p in model.params()]
+    with pytest.raises(TypeError, match="valid: the module is on ndarray:0, which has no autodiff"):
+        inner.valid()
+
+
+def test_gradients_flow_to_params_and_no_grad_freezes(device) -> None:
+    model = Mlp(device)
+    x = Tensor.random([4, 3], device=device)
+    grads = model(x).sum().backward()
+    assert all(p.val().grad(grads) is not None for p in model.params()[:4])
+    frozen = model.no_grad()
+    assert not any(p.val().is_require_grad() for p in frozen.params())
+    assert frozen.layers[0].weight.id == model.layers[0].weight.id
+
+
+def test_to_device_and_fork_make_fresh_leaves(device) -> None:
+    model = Mlp(device)
+    moved = model.to_device(device)
+    assert moved.layers[0].weight.val() is not model.layers[0].weight.val()
+    assert moved.layers[0].weight.val().is_require_grad()
+    lazy = LinearConfig(2, 3).init(device).fork(device)
+    assert not lazy.weight.is_initialized and lazy.weight.device == device
+
+
+def test_display_shows_the_tree_with_shapes_and_counts(device) -> None:
+    text = repr(Mlp(device))
+    assert text.startswith("Mlp {\n  layers: [\n    Linear {weight: [3, 5], bias: [5], params: 20},")
+    assert "  scale: 2.0\n" in text
+    assert "  stats: running [2]\n" in text
+    assert text.endswith("  params: 36\n}")
+
+
+def test_param_initialized_requires_a_tensor(device) -> None:
+    with pytest.raises(TypeError, match="Param.initialized: expected a Tensor, got ndarray"):
+        Param.initialized(np.zeros(2))
+
+
+def test_running_state_update_checks_shape(device) -> None:
+    state = RunningState(Tensor.zeros([3], device))
+    with pytest.raises(ValueError, match=r"RunningState.update: shape \[2\] differs from the state's \[3\]"):
+        state.update(Tensor.zeros([2], device))
+
+
+def test_param_id_round_trips_through_text() -> None:
+    ident = ParamId()
+    assert ParamId.parse(str(ident)) == ident and hash(ParamId.parse(str(ident))) == hash(ident)
+    assert ParamId(1) != ParamId(2)
+
+
+def test_linear_module_call_is_forward(device) -> None:
+    layer: Linear = LinearConfig(3, 2).init(device)
+    x = Tensor.random([2, 3], device=device)
+    np.testing.assert_array_equal(layer(x).to_data().to_numpy(), layer.forward(x).to_data().to_numpy())
