@@ -32,9 +32,11 @@ class Outer(Config):
 
 def test_required_positional_defaults_and_with_methods() -> None:
     config = Outer("model", Inner(4))
-    assert config.inner.rate == 0.5 and config.shape == (3, 3)
+    assert config.inner.rate == 0.5
+    assert config.shape == (3, 3)
     changed = config.with_shape((5, 5)).with_mode(Mode.SLOW)
-    assert changed.shape == (5, 5) and changed.mode is Mode.SLOW
+    assert changed.shape == (5, 5)
+    assert changed.mode is Mode.SLOW
     assert config.shape == (3, 3)  # configs are frozen values
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.name = "other"  # type: ignore[misc]

@@ -35,10 +35,12 @@ def test_constant_ones_zeros(device) -> None:
 def test_uniform_kinds_fill_their_interval(initializer, fans, bound, device) -> None:
     low, high = (-0.3, 0.7) if bound is None else (-bound, bound)
     drawn = values(initializer, device, **fans)
-    assert drawn.min() >= low and drawn.max() <= high
+    assert drawn.min() >= low
+    assert drawn.max() <= high
     # a uniform sample of 32k values reaches within 0.1% of both ends and has the interval's mean and std
     span = high - low
-    assert drawn.min() < low + 1e-3 * span and drawn.max() > high - 1e-3 * span
+    assert drawn.min() < low + 1e-3 * span
+    assert drawn.max() > high - 1e-3 * span
     assert abs(drawn.mean() - (low + high) / 2) < 0.02 * span
     assert abs(drawn.std() - span / math.sqrt(12)) < 0.02 * span
 
@@ -84,7 +86,8 @@ def test_seeding_repeats_the_draw_and_dtype_is_honoured(device) -> None:
     device.seed(3)
     np.testing.assert_array_equal(first, values(Initializer.Normal(0, 1), device))
     param = Initializer.Uniform(0, 1).init([2], device, dtype=DType.F64)
-    assert param.dtype == DType.F64 and param.val().dtype == DType.F64
+    assert param.dtype == DType.F64
+    assert param.val().dtype == DType.F64
 
 
 def test_linear_default_init_matches_torch_rule(device) -> None:
@@ -92,5 +95,7 @@ def test_linear_default_init_matches_torch_rule(device) -> None:
     weight = layer.weight.val().to_data().to_numpy()
     bias = layer.bias.val().to_data().to_numpy()
     bound = 1 / math.sqrt(64)  # torch: kaiming_uniform(a=sqrt(5)) and bias U(±1/sqrt(fan_in))
-    assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.99 * bound
-    assert np.abs(bias).max() <= bound and np.abs(bias).max() > 0.9 * bound
+    assert np.abs(weight).max() <= bound
+    assert np.abs(weight).max() > 0.99 * bound
+    assert np.abs(bias).max() <= bound
+    assert np.abs(bias).max() > 0.9 * bound

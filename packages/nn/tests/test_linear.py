@@ -42,7 +42,9 @@ def test_linear_in_float64(rng) -> None:
     assert layer.weight.dtype == DType.F64
     x_np = rng.standard_normal([4, 3])
     expected = x_np @ layer.weight.val().to_data().to_numpy() + layer.bias.val().to_data().to_numpy()
-    np.testing.assert_allclose(layer(Tensor.from_data(x_np, device)).to_data().to_numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        layer(Tensor.from_data(x_np, device)).to_data().to_numpy(), expected, rtol=1e-12
+    )
 
 
 def test_linear_errors(device) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -25,7 +26,7 @@ from burn_nn import (
 
 class Mlp(Module):
     def __init__(self, device, sizes=(3, 5, 2)):
-        self.layers = [LinearConfig(a, b).init(device) for a, b in zip(sizes[:-1], sizes[1:])]
+        self.layers = [LinearConfig(a, b).init(device) for a, b in itertools.pairwise(sizes)]
         self.scale = 2.0
         self.stats = RunningState(Tensor.zeros([2], device))
         self.named = {"extra": Param.initialized(Tensor.ones([4], device))}
@@ -70,7 +71,8 @@ def test_map_returns_a_new_module_and_keeps_ids(device) -> None:
             return param.map(lambda t: t.zeros_like())
 
     zeroed = model.map(Zero())
-    assert zeroed is not model and zeroed.layers is not model.layers
+    assert zeroed is not model
+    assert zeroed.layers is not model.layers
     assert [p.id for p in zeroed.params()] == [p.id for p in model.params()]
     assert all(p.val().abs().sum().into_scalar() == 0 for p in zeroed.params())
     assert model.layers[0].weight.val().abs().sum().into_scalar() > 0  # the original is untouched
@@ -93,7 +95,9 @@ def test_params_are_lazy_until_used_and_initialize_once_across_copies(device) ->
 
     param = Param.lazy(init, [2, 2], device)
     copy = param.set_require_grad(True)
-    assert not param.is_initialized and param.shape == (2, 2) and param.dtype == device.backend.float_dtype
+    assert not param.is_initialized
+    assert param.shape == (2, 2)
+    assert param.dtype == device.backend.float_dtype
     threads = [threading.Thread(target=copy.val) for _ in range(4)] + [threading.Thread(target=param.val)]
     for thread in threads:
         thread.start()
@@ -115,7 +119,9 @@ def test_loading_a_record_skips_the_initializers(device) -> None:
     loaded = fresh.load_record(source.into_record())
     assert not fresh.weight.is_initialized  # the random values were never drawn
     assert loaded.weight.id == source.weight.id
-    np.testing.assert_array_equal(loaded.weight.val().to_data().to_numpy(), source.weight.val().to_data().to_numpy())
+    np.testing.assert_array_equal(
+        loaded.weight.val().to_data().to_numpy(), source.weight.val().to_data().to_numpy()
+    )
 
 
 def test_record_round_trip_restores_params_and_running_state_exactly(device) -> None:
@@ -139,7 +145,8 @@ def test_records_convert_precision_and_accept_bare_tensor_data(device) -> None:
         "bias": ParamRecord(ParamId(5), TensorData(np.array([1.0, 2.0], dtype=np.float16))),
     }
     loaded = layer.load_record(record)
-    assert loaded.weight.dtype == layer.weight.dtype and loaded.weight.id == layer.weight.id
+    assert loaded.weight.dtype == layer.weight.dtype
+    assert loaded.weight.id == layer.weight.id
     assert loaded.bias.id == ParamId(5)
     np.testing.assert_array_equal(loaded.bias.val().to_data().to_numpy(), [1.0, 2.0])
 
@@ -211,7 +218,8 @@ def test_to_device_and_fork_make_fresh_leaves(device) -> None:
     assert moved.layers[0].weight.val() is not model.layers[0].weight.val()
     assert moved.layers[0].weight.val().is_require_grad()
     lazy = LinearConfig(2, 3).init(device).fork(device)
-    assert not lazy.weight.is_initialized and lazy.weight.device == device
+    assert not lazy.weight.is_initialized
+    assert lazy.weight.device == device
 
 
 def test_display_shows_the_tree_with_shapes_and_counts(device) -> None:
@@ -223,7 +231,7 @@ def test_display_shows_the_tree_with_shapes_and_counts(device) -> None:
 
 
 def test_param_initialized_requires_a_tensor(device) -> None:
-    with pytest.raises(TypeError, match="Param.initialized: expected a Tensor, got ndarray"):
+    with pytest.raises(TypeError, match=r"Param\.initialized: expected a Tensor, got ndarray"):
         Param.initialized(np.zeros(2))
 
 
@@ -235,7 +243,8 @@ def test_running_state_update_checks_shape(device) -> None:
 
 def test_param_id_round_trips_through_text() -> None:
     ident = ParamId()
-    assert ParamId.parse(str(ident)) == ident and hash(ParamId.parse(str(ident))) == hash(ident)
+    assert ParamId.parse(str(ident)) == ident
+    assert hash(ParamId.parse(str(ident))) == hash(ident)
     assert ParamId(1) != ParamId(2)
 
 
@@ -243,3 +252,27 @@ def test_linear_module_call_is_forward(device) -> None:
     layer: Linear = LinearConfig(3, 2).init(device)
     x = Tensor.random([2, 3], device=device)
     np.testing.assert_array_equal(layer(x).to_data().to_numpy(), layer.forward(x).to_data().to_numpy())
+
+
+def test_constant_tensors_follow_the_module_but_are_not_recorded(device) -> None:
+    class Scaled(Module):
+        def __init__(self, device):
+            self.layer = LinearConfig(2, 2).init(device)
+            self.table = Tensor.from_data([1.0, 2.0], device)
+
+        def forward(self, x):
+            return self.layer(x) * self.table
+
+    model = Scaled(device)
+    assert set(model.into_record()) == {"layer"}
+    assert model.num_params() == 6
+    assert [name for name, _ in model.named_params()] == [
+        "layer.weight",
+        "layer.bias",
+    ]
+    inner = model.valid()
+    assert inner.table.device == device.backend.inner.device(0)
+    assert inner.devices() == [device.backend.inner.device(0)]
+    assert "table: tensor [2]" in repr(model)
+    loaded = Scaled(device).load_record(model.into_record())
+    np.testing.assert_array_equal(loaded.table.to_data().to_numpy(), [1.0, 2.0])

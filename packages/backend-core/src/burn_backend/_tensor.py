@@ -1145,31 +1145,45 @@ class Tensor(KindConversions):
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """The lower triangle of the last two dims (above ``diagonal`` set to zero)."""
-        return self.mask_fill(Tensor.triu_mask(self.dims(), diagonal + 1, self._device), 0)
+        return self.mask_fill(Tensor.tril_mask(self.dims(), diagonal, self._device), 0)
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """The upper triangle of the last two dims (below ``diagonal`` set to zero)."""
-        return self.mask_fill(Tensor.tril_mask(self.dims(), diagonal - 1, self._device), 0)
+        return self.mask_fill(Tensor.triu_mask(self.dims(), diagonal, self._device), 0)
+
+    @staticmethod
+    def _triangle_mask(
+        op: str, shape: ShapeLike, keep: Callable[[int, int], Any], device: DeviceLike
+    ) -> Tensor:
+        shape = _shape_arg(op, shape)
+        if len(shape) < 2:
+            raise ValueError(f"{op}: needs at least two dims, got {list(shape)}")
+        kept = keep(shape[-2], shape[-1])
+        return Tensor.from_data(np.broadcast_to(~kept, shape), device, DType.BOOL)
 
     @classmethod
     def tril_mask(cls, shape: ShapeLike, diagonal: int = 0, device: DeviceLike = None) -> Tensor:
-        """Bool mask true on and below ``diagonal`` of the last two dims."""
-        shape = _shape_arg("tril_mask", shape)
-        if len(shape) < 2:
-            raise ValueError(f"tril_mask: needs at least two dims, got {list(shape)}")
-        rows, cols = shape[-2], shape[-1]
-        mask = np.tri(rows, cols, diagonal, dtype=np.bool_)
-        return cls.from_data(np.broadcast_to(mask, shape), device, DType.BOOL)
+        """The mask that ``mask_fill`` uses to keep the lower triangle, as Burn's: true *above*
+        ``diagonal`` of the last two dims (the values ``tril`` removes), false on and below it."""
+        return cls._triangle_mask(
+            "tril_mask", shape, lambda r, c: np.tri(r, c, diagonal, dtype=np.bool_), device
+        )
 
     @classmethod
     def triu_mask(cls, shape: ShapeLike, diagonal: int = 0, device: DeviceLike = None) -> Tensor:
-        """Bool mask true on and above ``diagonal`` of the last two dims."""
-        return cls.tril_mask(shape, diagonal - 1, device).bool_not()
+        """The mask that keeps the upper triangle, as Burn's: true *below* ``diagonal`` (the values ``triu``
+        removes), false on and above it."""
+        return cls._triangle_mask(
+            "triu_mask", shape, lambda r, c: ~np.tri(r, c, diagonal - 1, dtype=np.bool_), device
+        )
 
     @classmethod
     def diag_mask(cls, shape: ShapeLike, diagonal: int = 0, device: DeviceLike = None) -> Tensor:
-        """Bool mask true on ``diagonal`` of the last two dims."""
-        return cls.tril_mask(shape, diagonal, device).bool_and(cls.triu_mask(shape, diagonal, device))
+        """The mask that keeps one diagonal, as Burn's: false on ``diagonal`` of the last two dims, true
+        everywhere else."""
+        return cls._triangle_mask(
+            "diag_mask", shape, lambda r, c: np.eye(r, c, diagonal, dtype=np.bool_), device
+        )
 
     # == indexing ==================================================================================
     def slice(self, ranges: Sequence[SliceLike] | SliceLike) -> Tensor:

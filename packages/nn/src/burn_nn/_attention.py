@@ -281,9 +281,9 @@ class MultiHeadAttention(Module):
             TypeError: a mask that is not a Bool tensor.
         """
         batch, seq_q = self._check("forward", input)
-        query = self._split_heads(self.query(input.query))
-        key = self._split_heads(self.key(input.key))
-        value = self._split_heads(self.value(input.value))
+        query = self._split_heads(self.query.forward(input.query))
+        key = self._split_heads(self.key.forward(input.key))
+        value = self._split_heads(self.value.forward(input.value))
         return self._attend(query, key, value, input, batch, seq_q, self.output.forward)
 
     def forward_cache(self, input: MhaInput, cache: MhaCache) -> MhaOutput:
@@ -294,9 +294,9 @@ class MultiHeadAttention(Module):
         the result matches ``forward`` with a causal mask (``generate_autoregressive_mask``).
         """
         batch, seq_q = self._check("forward_cache", input)
-        query = cache.query.forward(input.query, lambda x: self._split_heads(self.query(x)))
-        key = cache.key.forward(input.key, lambda x: self._split_heads(self.key(x)))
-        value = cache.value.forward(input.value, lambda x: self._split_heads(self.value(x)))
+        query = cache.query.forward(input.query, lambda x: self._split_heads(self.query.forward(x)))
+        key = cache.key.forward(input.key, lambda x: self._split_heads(self.key.forward(x)))
+        value = cache.value.forward(input.value, lambda x: self._split_heads(self.value.forward(x)))
         return self._attend(
             query,
             key,
@@ -326,7 +326,7 @@ class MultiHeadAttention(Module):
             mask_attn = input.attention_mask
             scores = scores.mask_fill(mask_attn.unsqueeze_dim(1), self.min_float)
         weights = A.quiet_softmax(scores, 3) if self.quiet_softmax else A.softmax(scores, 3)
-        weights = self.dropout(weights)
+        weights = self.dropout.forward(weights)
         context = weights.matmul(value).swap_dims(1, 2).reshape([batch, seq_q, self.d_model])
         return MhaOutput(weights=weights, context=project(context))
 
@@ -367,7 +367,7 @@ def _check_mask(where: str, name: str, mask: Tensor | None, expected: list[int],
     if mask is None:
         return
     if not isinstance(mask, Tensor) or mask.kind is not Kind.BOOL:
-        got = f"a {mask.dtype} tensor" if isinstance(mask, Tensor) else type(mask).__name__
+        got = f"a tensor of dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"{where}: {name} must be a Bool tensor, got {got}")
     if mask.dims() != expected:
         raise ValueError(f"{where}: {name} must have shape {layout} = {expected}, got {mask.dims()}")

@@ -80,7 +80,9 @@ def _check_input(layer: str, input: Tensor, dims: int, channels_in: int) -> None
     if not isinstance(input, Tensor):
         raise TypeError(f"{layer}: input must be a Tensor, got {type(input).__name__}")
     if input.rank != dims + 2:
-        raise ValueError(f"{layer}: input must have rank {dims + 2} ({_LAYOUTS[dims]}), got shape {input.dims()}")
+        raise ValueError(
+            f"{layer}: input must have rank {dims + 2} ({_LAYOUTS[dims]}), got shape {input.dims()}"
+        )
     if input.dims()[1] != channels_in:
         raise ValueError(
             f"{layer}: input has {input.dims()[1]} channels (shape {input.dims()}), expected channels_in = "
@@ -123,7 +125,9 @@ class _Conv(Module):
         # Same padding that cannot be symmetric fails here, not at the first forward
         config.padding.calculate_padding(kernel, stride, dilation, layer=layer)
         shape = [channels_out, channels_in // config.groups, *kernel]
-        self.weight, self.bias = _weight_and_bias(shape, channels_out, config.bias, config.initializer, device)
+        self.weight, self.bias = _weight_and_bias(
+            shape, channels_out, config.bias, config.initializer, device
+        )
         self.stride = config.stride
         self.kernel_size = config.kernel_size
         self.dilation = config.dilation
@@ -140,7 +144,9 @@ class _Conv(Module):
         kernel = _as_tuple(self.kernel_size, dims)
         padding = self.padding.calculate_padding(kernel, stride, dilation, layer=layer)
         bias = None if self.bias is None else self.bias.val()
-        return _CONV[dims](input, self.weight.val(), bias, ConvOptions(stride, padding, dilation, self.groups))
+        return _CONV[dims](
+            input, self.weight.val(), bias, ConvOptions(stride, padding, dilation, self.groups)
+        )
 
 
 class Conv1dConfig(Config):
@@ -326,7 +332,9 @@ class _ConvTranspose(Module):
                 f"the dilation {list(dilation)} along each dim"
             )
         shape = [channels_in, channels_out // config.groups, *kernel]
-        self.weight, self.bias = _weight_and_bias(shape, channels_out, config.bias, config.initializer, device)
+        self.weight, self.bias = _weight_and_bias(
+            shape, channels_out, config.bias, config.initializer, device
+        )
         self.stride = config.stride
         self.kernel_size = config.kernel_size
         self.dilation = config.dilation

@@ -28,8 +28,8 @@ class Dropout(Module):
     """
 
     def __init__(self, config: DropoutConfig) -> None:
-        if not 0.0 <= config.prob <= 1.0:
-            raise ValueError(f"Dropout: prob must be in [0, 1], got {config.prob}")
+        if isinstance(config.prob, bool) or not 0.0 <= config.prob <= 1.0:
+            raise ValueError(f"Dropout: prob must be a number in [0, 1], got {config.prob!r}")
         self.prob = float(config.prob)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -37,7 +37,7 @@ class Dropout(Module):
         if not is_training(input) or self.prob == 0.0:
             return input
         if self.prob == 1.0:
-            return input.zeros_like()
+            return input * 0.0  # zero, and still in the graph: the input's gradient is zero, not missing
         keep = Tensor.random(input.dims(), Distribution.bernoulli(1.0 - self.prob), input.device, input.dtype)
         # the scaled mask is a constant of the graph: one tracked multiplication
         return input * (keep * (1.0 / (1.0 - self.prob)))

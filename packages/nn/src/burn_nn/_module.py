@@ -125,25 +125,29 @@ class RecordError(ValueError):
 
 
 def _is_leaf(value: Any) -> bool:
-    return isinstance(value, (Param, RunningState))
+    return isinstance(value, (Param, RunningState, Tensor))
 
 
-def _is_structural(value: Any) -> bool:
-    """Whether ``value`` holds parameters or sub-modules (anything else on a module is a constant)."""
+def _is_structural(value: Any, tensors: bool = True) -> bool:
+    """Whether ``value`` holds parameters, running state or sub-modules, or (with ``tensors``) constant
+    tensors; anything else on a module is a plain constant."""
     if isinstance(value, (Param, RunningState, Module)):
         return True
+    if isinstance(value, Tensor):
+        return tensors
     if isinstance(value, (list, tuple)):
-        return any(_is_structural(item) for item in value)
+        return any(_is_structural(item, tensors) for item in value)
     if isinstance(value, dict):
-        return any(_is_structural(item) for item in value.values())
+        return any(_is_structural(item, tensors) for item in value.values())
     return False
 
 
-def _items(value: Any) -> Iterator[tuple[str, Any]]:
-    """The named structural children of a module, list, tuple or dict."""
+def _items(value: Any, tensors: bool = True) -> Iterator[tuple[str, Any]]:
+    """The named structural children of a module, list, tuple or dict (constant tensors included with
+    ``tensors``)."""
     if isinstance(value, Module):
         for name, item in vars(value).items():
-            if _is_structural(item):
+            if _is_structural(item, tensors):
                 yield name, item
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
@@ -170,24 +174,24 @@ def _rebuild(value: Any, path: Path, leaf: Callable[[Path, Any], Any]) -> Any:
     return value
 
 
-def _leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+def _leaves(value: Any, path: Path = (), tensors: bool = True) -> Iterator[tuple[Path, Any]]:
     if _is_leaf(value):
-        yield path, value
+        if tensors or not isinstance(value, Tensor):
+            yield path, value
         return
     if isinstance(value, (Module, list, tuple, dict)):
-        for name, item in _items(value):
-            if _is_structural(item):
-                yield from _leaves(item, (*path, name))
+        for name, item in _items(value, tensors):
+            yield from _leaves(item, (*path, name), tensors)
 
 
 def _visit(value: Any, path: Path, visitor: ModuleVisitor) -> None:
     if isinstance(value, Param):
         getattr(visitor, f"visit_{_KIND_NAME[value.kind]}_with_path")(path, value)
         return
-    if isinstance(value, RunningState):
+    if isinstance(value, (RunningState, Tensor)):
         return
-    for name, item in _items(value):
-        if not _is_structural(item) or isinstance(item, RunningState):
+    for name, item in _items(value, tensors=False):
+        if not _is_structural(item, tensors=False) or isinstance(item, RunningState):
             continue
         if isinstance(item, Param):
             _visit(item, (*path, name), visitor)
@@ -202,7 +206,8 @@ class Module:
     """The base of every layer and model.
 
     A module's attributes are its fields: ``Param``s, ``RunningState``, sub-modules, lists, tuples and
-    dicts of those, and constants (anything else, shared between copies). ``forward`` is an ordinary
+    dicts of those, constant tensors (which follow the module between devices but are not recorded),
+    and constants (anything else, shared between copies). ``forward`` is an ordinary
     method; calling the module calls it. Modules are values: ``map``, ``to_device``, ``no_grad``,
     ``load_record`` and optimizer steps return new modules and leave the original as it was.
 
@@ -232,7 +237,7 @@ class Module:
         """A new module whose parameters are ``mapper``'s replacements."""
 
         def leaf(path: Path, value: Any) -> Any:
-            if isinstance(value, RunningState):
+            if isinstance(value, (RunningState, Tensor)):
                 return value
             replacement = getattr(mapper, f"map_{_KIND_NAME[value.kind]}_with_path")(path, value)
             if not isinstance(replacement, Param):
@@ -271,7 +276,7 @@ class Module:
         def leaf(path: Path, value: Any) -> Any:
             if isinstance(value, RunningState):
                 return value.map(lambda tensor: tensor.to_device(device))
-            return value.to_device(device)
+            return value.to_device(device)  # a Param, or a constant tensor
 
         return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
 
@@ -300,6 +305,8 @@ class Module:
         def leaf(path: Path, value: Any) -> Any:
             if isinstance(value, RunningState):
                 return value.map(inner)
+            if isinstance(value, Tensor):
+                return inner(value)
             return Param.initialized(inner(value.val()), id=value.id, require_grad=value.require_grad)
 
         return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
@@ -318,6 +325,8 @@ class Module:
         def leaf(path: Path, value: Any) -> Any:
             if isinstance(value, RunningState):
                 return value.map(lift)
+            if isinstance(value, Tensor):
+                return lift(value)
             return Param.initialized(lift(value.val()), id=value.id, require_grad=value.require_grad)
 
         return _rebuild(module, (), leaf)  # type: ignore[no-any-return]
@@ -357,13 +366,15 @@ class Module:
 
 
 def _record_of(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return None  # a constant tensor inside a list: not recorded, its place kept
     if isinstance(value, Param):
         return ParamRecord(value.id, value.val().to_data())
     if isinstance(value, RunningState):
         return ParamRecord(value.id, value.value().to_data())
     if isinstance(value, (list, tuple)):
         return [_record_of(item) for item in value]
-    return {name: _record_of(item) for name, item in _items(value)}
+    return {name: _record_of(item) for name, item in _items(value, tensors=False)}
 
 
 def _load(
@@ -375,6 +386,8 @@ def _load(
     mismatched: list[str],
 ) -> Any:
     where = ".".join(path) or "<root>"
+    if isinstance(value, Tensor):
+        return value
     if _is_leaf(value):
         if isinstance(record, ParamRecord):
             data, param_id = record.value, record.id
@@ -404,7 +417,7 @@ def _load(
             if index < len(record):
                 items.append(_load(item, record[index], (*path, str(index)), missing, unexpected, mismatched))
             else:
-                missing.extend(".".join(p) for p, _ in _leaves(item, (*path, str(index))))
+                missing.extend(".".join(p) for p, _ in _leaves(item, (*path, str(index)), tensors=False))
                 items.append(item)
         unexpected.extend(".".join((*path, str(i))) for i in range(len(value), len(record)))
         return items if isinstance(value, list) else type(value)(items)
@@ -412,13 +425,13 @@ def _load(
     if not isinstance(record, Mapping):
         mismatched.append(f"{where}: expected a dict record, got {type(record).__name__}")
         return value
-    fields = dict(_items(value))
+    fields = dict(_items(value, tensors=False))
     loaded: dict[str, Any] = {}
     for name, item in fields.items():
         if name in record:
             loaded[name] = _load(item, record[name], (*path, name), missing, unexpected, mismatched)
         else:
-            missing.extend(".".join(p) for p, _ in _leaves(item, (*path, name)))
+            missing.extend(".".join(p) for p, _ in _leaves(item, (*path, name), tensors=False))
     unexpected.extend(".".join((*path, str(key))) for key in record if str(key) not in fields)
     if isinstance(value, Module):
         new = copy.copy(value)
@@ -435,6 +448,8 @@ def _describe(value: Any, indent: str) -> str:
         return str(list(value.shape))
     if isinstance(value, RunningState):
         return f"running {list(value.shape)}"
+    if isinstance(value, Tensor):
+        return f"tensor {value.dims()}"
     if isinstance(value, (list, tuple)) and _is_structural(value):
         parts = [f"{inner_indent}{_describe(item, inner_indent)}" for item in value]
         return "[\n" + ",\n".join(parts) + f"\n{indent}]"

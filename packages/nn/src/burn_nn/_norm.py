@@ -105,7 +105,7 @@ class BatchNorm(Module):
 
     Example:
         >>> norm = BatchNormConfig(3).init(device)
-        >>> norm(Tensor.random([4, 3, 8, 8], Distribution.default(), device)).dims()
+        >>> norm(Tensor.ones([4, 3, 8, 8], device)).dims()
         [4, 3, 8, 8]
     """
 
@@ -343,7 +343,7 @@ class RmsNorm(Module):
         normalized = wide / rms
         if dtype in _HALF_DTYPES:
             normalized = normalized.cast(dtype)
-        return normalized * self.gamma.val()
+        return normalized * self.gamma.val().reshape([1] * (input.rank - 1) + [d_model])
 
 
 # -- the family --------------------------------------------------------------------------------------

@@ -71,7 +71,9 @@ def _explicit_sizes(config: Any) -> tuple[int, ...]:
     return sizes
 
 
-def _check_dims(config: _PaddingConfig, kernel_size: Sequence[int], stride: Sequence[int], layer: str) -> None:
+def _check_dims(
+    config: _PaddingConfig, kernel_size: Sequence[int], stride: Sequence[int], layer: str
+) -> None:
     if len(kernel_size) != config._DIMS or len(stride) != config._DIMS:
         raise ValueError(
             f"{layer}: {type(config).__qualname__} pads {config._DIMS} spatial dim(s), got kernel_size "
@@ -267,7 +269,9 @@ def check_sizes(layer: str, name: str, value: Any, count: int, minimum: int) -> 
         or len(items) != count
         or any(isinstance(item, bool) or not isinstance(item, int) for item in items)
     ):
-        raise ValueError(f"{layer}: {name} must be {'an int' if count == 1 else f'{count} ints'}, got {value!r}")
+        raise ValueError(
+            f"{layer}: {name} must be {'an int' if count == 1 else f'{count} ints'}, got {value!r}"
+        )
     if min(items) < minimum:
         raise ValueError(f"{layer}: {name} must be >= {minimum}, got {value!r}")
     return tuple(items)

@@ -34,14 +34,16 @@ def _check_input(layer: str, input: Tensor, dims: int) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{layer}: input must be a Tensor, got {type(input).__name__}")
     if input.rank != dims + 2:
-        raise ValueError(f"{layer}: input must have rank {dims + 2} ({_LAYOUTS[dims]}), got shape {input.dims()}")
+        raise ValueError(
+            f"{layer}: input must have rank {dims + 2} ({_LAYOUTS[dims]}), got shape {input.dims()}"
+        )
 
 
-def _default_stride(config: Config, name: str) -> None:
+def _default_stride(config: Any, name: str) -> None:
     """Burn's pools step by the kernel size unless told otherwise (as PyTorch's)."""
     frozen_sizes(config)
     if getattr(config, name) is None:
-        object.__setattr__(config, name, config.kernel_size)  # type: ignore[attr-defined]
+        object.__setattr__(config, name, config.kernel_size)
 
 
 def _window(

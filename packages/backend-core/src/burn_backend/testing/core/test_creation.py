@@ -341,8 +341,15 @@ def test_stack(device: Device, rng: np.random.Generator, dtype: DType, dim: int)
 @pytest.mark.parametrize("shape", [(3, 4), (4, 3), (2, 3, 3)], ids=str)
 def test_triangle_masks(device: Device, shape: tuple[int, ...], diagonal: int) -> None:
     rows, cols = shape[-2:]
+    # Burn's masks mark what the matching tril / triu / diagonal selection removes
     lower = np.broadcast_to(np.tri(rows, cols, diagonal, dtype=bool), shape)
     upper = np.broadcast_to(~np.tri(rows, cols, diagonal - 1, dtype=bool), shape)
-    check(Tensor.tril_mask(shape, diagonal, device), lower, DType.BOOL)
-    check(Tensor.triu_mask(shape, diagonal, device), upper, DType.BOOL)
-    check(Tensor.diag_mask(shape, diagonal, device), lower & upper, DType.BOOL)
+    check(Tensor.tril_mask(shape, diagonal, device), ~lower, DType.BOOL)
+    check(Tensor.triu_mask(shape, diagonal, device), ~upper, DType.BOOL)
+    check(Tensor.diag_mask(shape, diagonal, device), ~(lower & upper), DType.BOOL)
+
+
+def test_triangle_masks_match_burn(device: Device) -> None:
+    """Burn's documented values for a 3x3 upper-triangle and diagonal mask."""
+    check(Tensor.triu_mask([3, 3], 0, device), np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0]], bool), DType.BOOL)
+    check(Tensor.diag_mask([3, 3], 1, device), np.array([[1, 0, 1], [1, 1, 0], [1, 1, 1]], bool), DType.BOOL)
