@@ -1,12 +1,16 @@
 """NdArray's module ops (convolution, pooling, interpolation, attention) on NumPy.
 
-Convolutions are im2col plus BLAS: the columns of a chunk of the batch are gathered into a buffer that
-stays in cache, then one batched ``matmul`` per chunk. With unit strides the columns are contiguous runs
-of the flattened (padded) input: an output row is computed at the input's full width, so the window of
-each kernel offset is one contiguous slice, and the few extra columns are never exposed. Large batches are
-split over a few threads (as Burn's NdArray splits them over rayon): NumPy releases the GIL while it
-copies and multiplies, and a small GEMM gains little from BLAS's own threads. Pooling and resampling are
-separable and run one axis at a time over strided views. f16 and bf16 compute in f32.
+Convolutions are im2col plus BLAS: the columns of a block of the batch are gathered into a buffer that
+stays in cache, then one GEMM per item, and the outputs are copied into a C-contiguous result while they
+are still in cache (consumers' elementwise passes over a strided view are twice as slow). With unit
+strides the columns are contiguous runs of the flattened (padded) input: an output row is computed at the
+input's full width, so the window of each kernel offset is one contiguous slice, and the few extra columns
+are never exposed. A bias is one more column of the weight against a row of ones. The input gradient of
+a unit-stride convolution (and a unit-stride transposed convolution) is the same kernel on the padded
+gradient with the flipped weight; the weight gradient is one GEMM per item over the same columns. Large
+batches are split over a few threads (as Burn's NdArray splits them over rayon): NumPy releases the GIL
+while it copies and multiplies, and a small GEMM gains little from BLAS's own threads. Pooling and
+resampling are separable and run one axis at a time over strided views. f16 and bf16 compute in f32.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from . import _ctc, _deform_conv
 Array = Any
 Sizes = Sequence[int]
 _LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
-_CHUNK_BYTES = 1 << 20  # im2col columns per chunk: small enough to stay in L2 between gather and GEMM
+_CHUNK_BYTES = 1 << 20  # im2col columns and GEMM results per block: they stay in L2 between the steps
 _PARALLEL_BYTES = 1 << 21  # the least im2col work per thread worth a thread
 
 
@@ -110,6 +114,21 @@ def _done(result: Array, dtype: Any) -> Array:
     return result if result.dtype == dtype else result.astype(dtype)
 
 
+def _placement(spatial: Sizes, low: Sizes, step: Sizes, size: Sizes) -> tuple[Any, Any] | None:
+    """Where ``_place`` puts the samples: ``(source, target)`` slices of the trailing dims, or ``None``
+    where no sample lands inside ``size``."""
+    source: list[slice] = []
+    target: list[slice] = []
+    for length, lo, st, extent in zip(spatial, low, step, size):
+        first = max(0, -(lo // st))
+        last = min(length - 1, (extent - 1 - lo) // st)
+        if last < first:
+            return None
+        source.append(slice(first, last + 1))
+        target.append(slice(lo + first * st, lo + last * st + 1, st))
+    return tuple(source), tuple(target)
+
+
 def _place(x: Array, low: Sizes, step: Sizes, size: Sizes, fill: float) -> Array:
     """Trailing dims resized to ``size``: sample ``low + i * step`` holds ``x[i]``, the rest ``fill``."""
     n = len(size)
@@ -118,16 +137,10 @@ def _place(x: Array, low: Sizes, step: Sizes, size: Sizes, fill: float) -> Array
     if tuple(low) == (0,) * n and tuple(step) == (1,) * n and tuple(size) == spatial:
         return x
     out = np.full(lead + tuple(size), fill, dtype=x.dtype)
-    source: list[slice] = [slice(None)] * len(lead)
-    target: list[slice] = [slice(None)] * len(lead)
-    for length, lo, st, extent in zip(spatial, low, step, size):
-        first = max(0, -(lo // st))
-        last = min(length - 1, (extent - 1 - lo) // st)
-        if last < first:
-            return out
-        source.append(slice(first, last + 1))
-        target.append(slice(lo + first * st, lo + last * st + 1, st))
-    out[tuple(target)] = x[tuple(source)]
+    where = _placement(spatial, low, step, size)
+    if where is not None:
+        every = (slice(None),) * len(lead)
+        out[every + where[1]] = x[every + where[0]]
     return out
 
 
@@ -145,42 +158,55 @@ def _chunk(batch: int, per_item: int) -> int:
 class _Columns:
     """The im2col columns of ``x`` for a convolution whose output has spatial size ``out``.
 
-    ``length`` is the number of columns per batch item; with unit strides it is the *wide* length
-    (outputs computed at the padded input's full row width) and ``wide``/``narrow`` convert a compact
-    ``[batch, channels, *out]`` array to and from that layout.
+    ``blocks`` gives them a few batch items at a time, ``[items, groups, depth, plane]`` with ``depth =
+    channels / groups * taps``, in buffers that stay in cache between the gather and the GEMM. With unit
+    strides (``wide``) each item's columns are computed at the padded input's full row width, so that
+    every kernel offset gathers contiguous runs: ``plane = out[0] * row`` columns, of which ``grid`` views
+    the valid ``[..., *out]`` (the rest are junk, and zero past the last window); a padded input is
+    padded a block at a time, in cache. Otherwise (or ``compact``) the columns are exactly the
+    ``prod(out)`` outputs.
     """
 
     def __init__(
-        self, x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, out: Sizes
+        self,
+        x: Array,
+        kernel: Sizes,
+        stride: Sizes,
+        padding: Sizes,
+        dilation: Sizes,
+        out: Sizes,
+        compact: bool = False,
     ) -> None:
         n = len(kernel)
-        self.kernel, self.stride, self.dilation, self.out = (
-            tuple(kernel),
-            tuple(stride),
-            tuple(dilation),
-            tuple(out),
-        )
+        self.kernel, self.out = tuple(kernel), tuple(out)
         self.batch, self.channels = x.shape[:2]
         self.taps = math.prod(kernel)
         extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
-        self.padded = _place(x, padding, [1] * n, extent, 0.0)
+        self.dtype = x.dtype
         self.extent = extent
-        self.contiguous = all(s == 1 for s in stride)
-        if self.contiguous:
+        self.wide = not compact and all(s == 1 for s in stride)
+        self.pad_blocks = False  # whether blocks() pads each block (the whole input is never padded)
+        self.placement: tuple[Any, Any] | None = None  # where the input lands in a padded block
+        if self.wide:
             # the window of kernel offset (i, j, ...) starts i * dilation * row + j * dilation + ... samples
             # into the flattened plane: a single strided view [batch, channels, *kernel, length]
             strides = [math.prod(extent[i + 1 :]) for i in range(n)]
-            self.row = strides[0]
             self.length = sum((o - 1) * st for o, st in zip(out, strides)) + 1
-            flat = np.ascontiguousarray(self.padded).reshape(self.batch, self.channels, math.prod(extent))
-            item = flat.itemsize
-            shape = (self.batch, self.channels, *self.kernel, self.length)
-            steps = (*flat.strides[:2], *(d * st * item for d, st in zip(dilation, strides)), item)
-            self.source = as_strided(flat, shape, steps, writeable=False)
+            self.plane = out[0] * strides[0]
+            self.tail: tuple[int, ...] = (self.plane,)
+            self.tap_steps = tuple(d * st * x.itemsize for d, st in zip(dilation, strides))
+            self.x = x
+            if tuple(padding) == (0,) * n and tuple(extent) == x.shape[2:]:
+                self.source = self._windows(np.ascontiguousarray(x))
+            else:
+                # padded a block at a time (in cache), not the whole batch at once
+                self.pad_blocks = True
+                self.placement = _placement(x.shape[2:], padding, [1] * n, extent)
         else:
-            self.length = math.prod(out)
+            padded = _place(x, padding, [1] * n, extent, 0.0)
+            self.length = self.plane = math.prod(out)
             effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
-            windows = sliding_window_view(self.padded, effective, axis=tuple(range(2, 2 + n)))
+            windows = sliding_window_view(padded, effective, axis=tuple(range(2, 2 + n)))
             index = (slice(None), slice(None))
             index += tuple(slice(None, None, s) for s in stride) + tuple(
                 slice(None, None, d) for d in dilation
@@ -188,66 +214,112 @@ class _Columns:
             windows = windows[index]
             order = (0, 1, *range(2 + n, 2 + 2 * n), *range(2, 2 + n))
             self.source = windows.transpose(order)  # [batch, channels, *kernel, *out]
+            self.tail = self.out
+
+    def _windows(self, planes: Array) -> Array:
+        """The strided view ``[items, channels, *kernel, length]`` of the windows in C-contiguous
+        ``[items, channels, *extent]`` planes."""
+        flat = planes.reshape(*planes.shape[:2], math.prod(self.extent))
+        shape = (*flat.shape[:2], *self.kernel, self.length)
+        steps = (*flat.strides[:2], *self.tap_steps, flat.itemsize)
+        return as_strided(flat, shape, steps, writeable=False)
 
     @property
     def bytes_per_item(self) -> int:
         """The size of one batch item's columns."""
-        return int(self.channels * self.taps * self.length * self.padded.dtype.itemsize)
+        return int(self.channels * self.taps * self.plane * self.dtype.itemsize)
 
-    def chunks(self, first: int, last: int) -> Any:
-        """Yield ``(start, stop, columns)`` over the batch range ``[first, last)``, columns ``[stop -
-        start, channels * taps, length]`` in a buffer of this generator's own (reused per chunk)."""
-        size = _chunk(last - first, self.bytes_per_item)
-        buffer = np.empty((size, self.channels, self.taps, self.length), dtype=self.padded.dtype)
-        tail = self.source.shape[2:]
+    def blocks(self, first: int, last: int, groups: int, ones: bool = False, also: int = 0) -> Any:
+        """Yield ``(start, stop, columns)`` over the batch range ``[first, last)``: ``columns`` is
+        ``[stop - start, groups, depth (+ 1), plane]`` in a buffer of this generator's own, reused per
+        block; with ``ones``, each group's last row is ones (a bias folded into the GEMM). A block's
+        items are as many as fit in cache with ``also`` more bytes each (the caller's per-item buffers)."""
+        padded = self.channels * math.prod(self.extent) * self.dtype.itemsize if self.pad_blocks else 0
+        size = _chunk(last - first, self.bytes_per_item + padded + also)
+        per_group = self.channels // groups
+        depth = per_group * self.taps
+        buffers: dict[int, tuple[Array, Array | None]] = {}
+        every = (slice(None), slice(None))
         for start in range(first, last, size):
             stop = min(last, start + size)
-            columns = buffer[: stop - start]
-            np.copyto(columns.reshape(stop - start, self.channels, *tail), self.source[start:stop])
-            yield start, stop, columns.reshape(stop - start, self.channels * self.taps, self.length)
+            items = stop - start
+            if items not in buffers:
+                # zeros: the junk columns past each item's last window, and the padding, are never written
+                columns = np.zeros((items, groups, depth + ones, self.plane), dtype=self.dtype)
+                if ones:
+                    columns[:, :, depth] = 1
+                planes = None
+                if self.pad_blocks:
+                    planes = np.zeros((items, self.channels, *self.extent), dtype=self.dtype)
+                buffers[items] = columns, planes
+            columns, planes = buffers[items]
+            target = columns[:, :, :depth].reshape(items, groups, per_group, *self.kernel, *self.tail)
+            if self.wide:
+                target = target[..., : self.length]
+            if planes is None:
+                source = self.source[start:stop]
+            else:
+                if self.placement is not None:
+                    planes[every + self.placement[1]] = self.x[start:stop][every + self.placement[0]]
+                source = self._windows(planes)
+            np.copyto(target, source.reshape(items, groups, per_group, *source.shape[2:]))
+            yield start, stop, columns
 
-    def new_output(self, lead: tuple[int, ...], dtype: Any) -> Array:
-        """An uninitialized output buffer ``[*lead, length-or-wider]`` that ``narrow`` can view."""
-        width = self.out[0] * self.row if self.contiguous else self.length
-        return np.empty((*lead, width), dtype=dtype)
-
-    def narrow(self, buffer: Array) -> Array:
-        """A ``[batch, channels, *out]`` view of an output buffer made by ``new_output``."""
-        lead = buffer.shape[:2]
-        if not self.contiguous:
+    def grid(self, buffer: Array) -> Array:
+        """A ``[..., *out]`` view of a ``[..., plane]`` buffer (the valid outputs)."""
+        lead = buffer.shape[:-1]
+        if not self.wide:
             return buffer.reshape(*lead, *self.out)
         grid = buffer.reshape(*lead, self.out[0], *self.extent[1:])
-        index = (slice(None), slice(None), slice(None), *(slice(0, o) for o in self.out[1:]))
+        index = (Ellipsis, slice(None), *(slice(0, o) for o in self.out[1:]))
         return grid[index]
-
-    def wide(self, array: Array) -> Array:
-        """``[batch, channels, length]``: a compact ``[batch, channels, *out]`` array in the column layout."""
-        lead = array.shape[:2]
-        if not self.contiguous:
-            return array.reshape(*lead, self.length)
-        buffer = np.zeros((*lead, self.out[0] * self.row), dtype=array.dtype)
-        self.narrow(buffer)[...] = array
-        return buffer[:, :, : self.length]
 
 
 def _conv(
-    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+    x: Array,
+    weight: Array,
+    stride: Sizes,
+    padding: Sizes,
+    dilation: Sizes,
+    groups: int,
+    out: Sizes,
+    bias: Array | None = None,
 ) -> Array:
-    """A convolution of work-dtype arrays, without bias, with spatial output ``out``."""
+    """A convolution of work-dtype arrays with spatial output ``out``, plus ``bias`` if given: a new
+    C-contiguous ``[batch, out channels, *out]`` array.
+
+    Per block of batch items, one GEMM per item of ``[out channels, depth (+ 1)]`` by its columns (the
+    bias is one more column of the weight, against a row of ones), then the valid outputs copied into
+    place while they are in cache."""
+    batch = x.shape[0]
     out_channels, per_group = weight.shape[:2]
+    per_out = out_channels // groups
     columns = _Columns(x, weight.shape[2:], stride, padding, dilation, out)
     depth = per_group * columns.taps
-    w = np.ascontiguousarray(weight).reshape(groups, out_channels // groups, depth)
-    buffer = columns.new_output((x.shape[0], groups, out_channels // groups), x.dtype)
-    length = columns.length
+    with_bias = bias is not None
+    w = np.empty((groups, per_out, depth + with_bias), dtype=columns.dtype)
+    w[:, :, :depth] = weight.reshape(groups, per_out, depth)
+    if bias is not None:
+        w[:, :, depth] = bias.reshape(groups, per_out)
+    y = np.empty((batch, out_channels, *out), dtype=columns.dtype)
+    plane = columns.plane
 
     def body(_: int, first: int, last: int) -> None:
-        for start, stop, cols in columns.chunks(first, last):
-            target = buffer[start:stop, :, :, :length]
-            np.matmul(w, cols.reshape(stop - start, groups, depth, length), out=target)
+        results: dict[int, Array] = {}
+        also = out_channels * plane * y.itemsize
+        for start, stop, cols in columns.blocks(first, last, groups, with_bias, also):
+            items = stop - start
+            if not columns.wide:
+                np.matmul(w, cols, out=y[start:stop].reshape(items, groups, per_out, plane))
+                continue
+            result = results.get(items)
+            if result is None:
+                result = results[items] = np.empty((items, groups, per_out, plane), dtype=y.dtype)
+            np.matmul(w, cols, out=result)
+            np.copyto(y[start:stop], columns.grid(result.reshape(items, out_channels, plane)))
 
-    _each(body, _batch_ranges(x.shape[0], columns.bytes_per_item))
-    return columns.narrow(buffer.reshape(x.shape[0], out_channels, buffer.shape[-1]))
+    _each(body, _batch_ranges(batch, columns.bytes_per_item))
+    return y
 
 
 def _conv_weight_grad(
@@ -255,18 +327,47 @@ def _conv_weight_grad(
 ) -> Array:
     """``sum over batch and positions of grad * window of x``: ``[grad channels, x channels / groups,
     *kernel]`` (the weight gradient of a convolution, and with roles swapped of a transposed one)."""
+    total = _weight_grad(x, grad, kernel, stride, padding, dilation, groups, compact=False)
+    if not np.isfinite(total).all():
+        # the wide columns also hold samples no window reaches, multiplied by the zero junk of the
+        # gradient: an inf or NaN there would leak into the sum, so compute it again on valid samples
+        total = _weight_grad(x, grad, kernel, stride, padding, dilation, groups, compact=True)
+    return total
+
+
+def _weight_grad(
+    x: Array,
+    grad: Array,
+    kernel: Sizes,
+    stride: Sizes,
+    padding: Sizes,
+    dilation: Sizes,
+    groups: int,
+    compact: bool,
+) -> Array:
     channels = x.shape[1]
     grad_channels = grad.shape[1]
-    columns = _Columns(x, kernel, stride, padding, dilation, grad.shape[2:])
+    per_out = grad_channels // groups
+    columns = _Columns(x, kernel, stride, padding, dilation, grad.shape[2:], compact)
     depth = channels // groups * columns.taps
-    g = columns.wide(grad).reshape(grad.shape[0], groups, grad_channels // groups, columns.length)
+    plane = columns.plane
     ranges = _batch_ranges(x.shape[0], columns.bytes_per_item)
-    partials = [np.zeros((groups, grad_channels // groups, depth), dtype=x.dtype) for _ in ranges]
+    partials = [np.zeros((groups, per_out, depth), dtype=columns.dtype) for _ in ranges]
 
     def body(index: int, first: int, last: int) -> None:
-        for start, stop, cols in columns.chunks(first, last):
-            cols = cols.reshape(stop - start, groups, depth, columns.length)
-            partials[index] += np.matmul(g[start:stop], cols.swapaxes(-1, -2)).sum(axis=0)
+        grads: dict[int, Array] = {}
+        also = grad_channels * plane * columns.dtype.itemsize
+        for start, stop, cols in columns.blocks(first, last, groups, also=also):
+            items = stop - start
+            if columns.wide:
+                # the gradient's block in the columns' layout, junk zero
+                g = grads.get(items)
+                if g is None:
+                    g = grads[items] = np.zeros((items, groups, per_out, plane), dtype=columns.dtype)
+                np.copyto(columns.grid(g.reshape(items, grad_channels, plane)), grad[start:stop])
+            else:
+                g = grad[start:stop].reshape(items, groups, per_out, plane)
+            partials[index] += np.matmul(g, cols.swapaxes(-1, -2)).sum(axis=0)
 
     _each(body, ranges)
     total = partials[0]
@@ -278,8 +379,29 @@ def _conv_weight_grad(
 def _conv_transpose(
     x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
 ) -> Array:
-    """A transposed convolution of work-dtype arrays, without bias, with spatial output ``out``: one
-    GEMM to the per-offset contributions, then a strided accumulation per kernel offset (col2im)."""
+    """A transposed convolution of work-dtype arrays, without bias, with spatial output ``out``.
+
+    With unit strides it is a convolution of ``x`` padded by ``dilation * (kernel - 1) - padding`` (or
+    cropped) with the flipped kernel, its in and out channels swapped in each group: the forward's
+    blocked im2col and GEMMs. The padding multiplies zeros by the weight, so a weight with an inf or NaN
+    takes the general path, which multiplies only the samples of ``x``.
+    """
+    kernel = weight.shape[2:]
+    if all(s == 1 for s in stride) and np.isfinite(weight).all():
+        in_channels, per_group_out = weight.shape[:2]
+        grouped = weight.reshape(groups, in_channels // groups, per_group_out, *kernel)
+        flipped = np.flip(grouped.swapaxes(1, 2), axis=tuple(range(3, 3 + len(kernel))))
+        swapped = flipped.reshape(groups * per_group_out, in_channels // groups, *kernel)
+        margins = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
+        return _conv(x, swapped, stride, margins, dilation, groups, out)
+    return _col2im(x, weight, stride, padding, dilation, groups, out)
+
+
+def _col2im(
+    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """A transposed convolution as one GEMM to the per-offset contributions, then a strided
+    accumulation per kernel offset (col2im)."""
     batch, in_channels = x.shape[:2]
     per_group_out = weight.shape[1]
     kernel = weight.shape[2:]
@@ -312,8 +434,14 @@ def _add_bias(y: Array, bias: Array | None) -> Array:
 
 
 def _bias_grad(grad: Array) -> Array:
-    axes = (0, *range(2, grad.ndim))
-    return _done(np.sum(_work(grad), axis=axes), grad.dtype)
+    work = _work(grad)
+    batch, channels = work.shape[:2]
+    positions = math.prod(work.shape[2:])
+    # the positions of each item and channel summed by a matrix-vector product (BLAS, several threads),
+    # then the batch
+    ones = np.ones(positions, dtype=work.dtype)
+    per_item = np.matmul(work.reshape(batch * channels, positions), ones).reshape(batch, channels)
+    return _done(per_item.sum(axis=0), grad.dtype)
 
 
 def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
@@ -323,8 +451,17 @@ def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOpti
             x.shape[2:], weight.shape[2:], options.stride, options.padding, options.dilation
         )
     ]
-    y = _conv(_work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out)
-    return _done(_add_bias(y, bias), x.dtype)
+    y = _conv(
+        _work(x),
+        _work(weight),
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+        out,
+        None if bias is None else _work(bias),
+    )
+    return _done(y, x.dtype)
 
 
 def _conv_x_backward(x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
@@ -370,7 +507,7 @@ def _conv_transpose_forward(
     y = _conv_transpose(
         _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
     )
-    return _done(np.ascontiguousarray(_add_bias(y, bias)), x.dtype)
+    return _done(_add_bias(np.ascontiguousarray(y), bias), x.dtype)
 
 
 def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvTransposeOptions) -> Array:
@@ -545,6 +682,7 @@ def _avg_pool_backward(
 
 
 def _adaptive_along(x: Array, axis: int, out: int) -> Array:
+    """Adaptive average pooling of ``x`` along ``axis`` to ``out`` samples: a new array."""
     size = x.shape[axis]
     if size % out == 0:
         k = size // out
@@ -553,17 +691,38 @@ def _adaptive_along(x: Array, axis: int, out: int) -> Array:
             total += _along(x, axis, j, out, k)
         total /= x.dtype.type(k)
         return total
-    windows = adaptive_pool_windows(size, out)
-    # reduceat over [start, end) pairs; a zero sample past the end keeps every end a valid index
-    pad = [(0, 0)] * x.ndim
-    pad[axis] = (0, 1)
-    padded = np.pad(x, pad)
-    bounds = np.asarray([i for window in windows for i in window], dtype=np.intp)
-    sums = _along(np.add.reduceat(padded, bounds, axis=axis), axis, 0, out, 2)
-    lengths = np.asarray([end - start for start, end in windows], dtype=x.dtype)
+    # overlapping windows of unequal lengths: the j-th sample of every window longer than j, gathered
+    # and added (sums of the samples themselves, no products with zero weights: an inf stays in its
+    # windows)
+    windows = np.asarray(adaptive_pool_windows(size, out), dtype=np.intp).reshape(out, 2)
+    starts = windows[:, 0]
+    lengths = windows[:, 1] - starts
+    total = np.take(x, starts, axis=axis)
+    index: list[Any] = [slice(None)] * x.ndim
+    for j in range(1, int(lengths.max())):
+        longer = np.flatnonzero(lengths > j)
+        if len(longer) == out:
+            total += np.take(x, starts + j, axis=axis)
+        else:
+            index[axis] = longer
+            total[tuple(index)] += np.take(x, starts[longer] + j, axis=axis)
     shape = [1] * x.ndim
     shape[axis] = out
-    return sums / lengths.reshape(shape)
+    total /= lengths.astype(x.dtype).reshape(shape)
+    return total
+
+
+def _along_matrix(x: Array, axis: int, matrix: Array) -> Array:
+    """``sum over s of matrix[o, s] * x[..., s, ...]`` along ``axis``: one GEMM over the other axes."""
+    size = x.shape[axis]
+    out = matrix.shape[0]
+    if axis == x.ndim - 1:
+        lead = x.shape[:-1]
+        return np.matmul(x.reshape(math.prod(lead), size), matrix.T).reshape(*lead, out)
+    moved = np.moveaxis(x, axis, 0)
+    rest = moved.shape[1:]
+    product = np.matmul(matrix, moved.reshape(size, math.prod(rest)))
+    return np.moveaxis(product.reshape(out, *rest), 0, axis)
 
 
 def _adaptive_along_backward(grad: Array, axis: int, size: int) -> Array:
@@ -574,7 +733,20 @@ def _adaptive_along_backward(grad: Array, axis: int, size: int) -> Array:
     matrix = np.zeros((out, size), dtype=grad.dtype)
     for row, (start, end) in enumerate(adaptive_pool_windows(size, out)):
         matrix[row, start:end] = 1.0 / (end - start)
-    return np.moveaxis(np.moveaxis(grad, axis, -1) @ matrix, -1, axis)
+    return _along_matrix(grad, axis, matrix.T)
+
+
+def _adaptive2d_backward(grad: Array, height: int, width: int) -> Array:
+    """The gradient of ``adaptive_avg_pool2d``: a new C-contiguous ``[batch, channels, height, width]``."""
+    out_h, out_w = grad.shape[2:]
+    if height % out_h == 0 and width % out_w == 0:
+        # each gradient spread over its window: repeated along the rows, then the rows repeated
+        kh, kw = height // out_h, width // out_w
+        rows = np.repeat(grad / grad.dtype.type(kh * kw), kw, axis=3)
+        return np.repeat(rows, kh, axis=2)
+    # rows first, on the small gradient; the columns' GEMM then writes the result in its final layout
+    rows = _adaptive_along_backward(grad, 2, height)
+    return np.ascontiguousarray(_adaptive_along_backward(rows, 3, width))
 
 
 # -- interpolation ------------------------------------------------------------------------------------
@@ -799,8 +971,7 @@ class ModuleOps:
         return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
 
     def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
-        columns = _adaptive_along_backward(_work(grad), 3, x.shape[3])
-        return _done(np.ascontiguousarray(_adaptive_along_backward(columns, 2, x.shape[2])), grad.dtype)
+        return _done(_adaptive2d_backward(_work(grad), x.shape[2], x.shape[3]), grad.dtype)
 
     def max_pool1d(
         self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
