@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from burn_autodiff import Autodiff
-from burn_backend import Device, Tensor, TensorData, Tolerance
+from burn_backend import Device, Gradients, Tensor, TensorData, Tolerance
+from burn_backend.activation import tanh
 from burn_ndarray import NdArray
+from burn_nn import LinearConfig, Module
 
 
 @pytest.fixture
@@ -37,6 +39,23 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
 
 
+class Mlp(Module):
+    """Linear(4, 5), tanh, Linear(5, 3): the model the optimizer tests train."""
+
+    def __init__(self, device: Device) -> None:
+        self.hidden = LinearConfig(4, 5).init(device)
+        self.out = LinearConfig(5, 3).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.out(tanh(self.hidden(x)))
+
+
+@pytest.fixture
+def mlp() -> type[Mlp]:
+    """The ``Mlp`` class: ``mlp(device)`` makes a fresh one on ``device``."""
+    return Mlp
+
+
 class Reference:
     """Moves values between our tensors and PyTorch's and compares them."""
 
@@ -48,6 +67,18 @@ class Reference:
         array = value.to_data().to_numpy() if isinstance(value, Tensor) else np.asarray(value)
         result = self.torch.tensor(np.array(array))
         return result.requires_grad_(requires_grad) if requires_grad else result
+
+    def inputs(self, values: np.ndarray[Any, Any], device: Device) -> tuple[Tensor, Any]:
+        """``values`` as our graph leaf on ``device`` and as a PyTorch leaf, both requiring gradients."""
+        return Tensor.from_data(values, device).require_grad(), self.tensor(values, requires_grad=True)
+
+    def backward(self, ours: Tensor, theirs: Any, rng: np.random.Generator) -> Gradients:
+        """Back-propagate one random float32 upstream gradient through ``ours`` and through ``theirs`` (a
+        torch tensor of the same shape); returns our gradients (torch's are in its leaves)."""
+        upstream = rng.standard_normal(ours.dims()).astype(np.float32)
+        grads = (ours * Tensor.from_data(upstream, ours.device)).sum().backward()
+        theirs.backward(self.torch.tensor(upstream))
+        return grads
 
     def close(self, ours: Tensor | TensorData | Any, theirs: Any, scale: float = 1.0) -> None:
         """Assert ``ours`` equals ``theirs`` (a torch tensor or array) within the dtype's tolerance times

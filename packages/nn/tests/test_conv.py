@@ -30,42 +30,29 @@ from burn_nn import (
 def _torch_conv(ref, config):
     """The torch layer with ``config``'s settings (its weights are overwritten by the caller)."""
     nn = ref.torch.nn
-    if isinstance(config, Conv1dConfig):
-        return nn.Conv1d(
-            config.channels_in,
-            config.channels_out,
-            config.kernel_size,
-            stride=config.stride,
-            padding=_torch_padding(config.padding),
-            dilation=config.dilation,
-            groups=config.groups,
-            bias=config.bias,
-        )
-    if isinstance(config, (Conv2dConfig, Conv3dConfig)):
-        cls = nn.Conv2d if isinstance(config, Conv2dConfig) else nn.Conv3d
-        return cls(
-            *config.channels,
-            config.kernel_size,
-            stride=config.stride,
-            padding=_torch_padding(config.padding),
-            dilation=config.dilation,
-            groups=config.groups,
-            bias=config.bias,
-        )
     cls = {
+        Conv1dConfig: nn.Conv1d,
+        Conv2dConfig: nn.Conv2d,
+        Conv3dConfig: nn.Conv3d,
         ConvTranspose1dConfig: nn.ConvTranspose1d,
         ConvTranspose2dConfig: nn.ConvTranspose2d,
         ConvTranspose3dConfig: nn.ConvTranspose3d,
     }[type(config)]
+    channels = (
+        (config.channels_in, config.channels_out) if isinstance(config, Conv1dConfig) else config.channels
+    )
+    if hasattr(config, "padding_out"):
+        padding = {"padding": config.padding, "output_padding": config.padding_out}
+    else:
+        padding = {"padding": _torch_padding(config.padding)}
     return cls(
-        *config.channels,
+        *channels,
         config.kernel_size,
         stride=config.stride,
-        padding=config.padding,
-        output_padding=config.padding_out,
+        dilation=config.dilation,
         groups=config.groups,
         bias=config.bias,
-        dilation=config.dilation,
+        **padding,
     )
 
 
@@ -116,15 +103,11 @@ def test_conv_matches_torch(config, input_shape, device, ref, rng) -> None:
         theirs.weight.copy_(ref.tensor(layer.weight.val()))
         if config.bias:
             theirs.bias.copy_(ref.tensor(layer.bias.val()))
-    x_np = rng.standard_normal(input_shape).astype(np.float32)
-    x = Tensor.from_data(x_np, device).require_grad()
-    tx = ref.tensor(x_np, requires_grad=True)
+    x, tx = ref.inputs(rng.standard_normal(input_shape).astype(np.float32), device)
     out, expected = layer(x), theirs(tx)
     assert out.dims() == list(expected.shape)
     ref.close(out, expected)
-    upstream = rng.standard_normal(expected.shape).astype(np.float32)
-    grads = (out * Tensor.from_data(upstream, device)).sum().backward()
-    expected.backward(ref.torch.tensor(upstream))
+    grads = ref.backward(out, expected, rng)
     ref.close(x.grad(grads), tx.grad)
     ref.close(layer.weight.val().grad(grads), theirs.weight.grad)
     if config.bias:

@@ -47,6 +47,28 @@ def _torch_forward_backward(ref, layer, x_np, upstream):
     return out, x.grad
 
 
+def _compare_step(norm, theirs, x_np, device, ref, rng, x_grad_scale=100):
+    """One forward and backward (a random upstream gradient) through ``norm`` and torch's ``theirs``,
+    outputs and input gradients compared; our output and parameter gradients."""
+    upstream = rng.normal(size=x_np.shape).astype(x_np.dtype)
+    out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
+    their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
+    ref.close(out, their_out, scale=10)
+    ref.close(x_grad, their_x_grad, scale=x_grad_scale)
+    return out, grads
+
+
+def _random_affine(norm, theirs, channels, device, ref, rng):
+    """The same random per-channel ``gamma`` (torch's weight) and ``beta`` (bias) in both norms."""
+    gamma = rng.uniform(0.5, 1.5, channels).astype(np.float32)
+    beta = rng.normal(size=channels).astype(np.float32)
+    _set(norm, "gamma", gamma, device)
+    _set(norm, "beta", beta, device)
+    with ref.torch.no_grad():
+        theirs.weight.copy_(ref.tensor(gamma))
+        theirs.bias.copy_(ref.tensor(beta))
+
+
 # -- batch norm --------------------------------------------------------------------------------------
 _BATCH_SHAPES = [(6, 3), (4, 3, 5), (2, 3, 4, 5), (2, 3, 2, 3, 2)]
 
@@ -61,23 +83,14 @@ def _torch_batch_norm(ref, shape, config):
 def test_batch_norm_training_matches_torch(device, inner_device, rng, ref, shape) -> None:
     config = BatchNormConfig(3, momentum=0.3) if len(shape) == 3 else BatchNormConfig(3)
     norm = config.init(device)
-    gamma, beta = rng.uniform(0.5, 1.5, 3).astype(np.float32), rng.normal(size=3).astype(np.float32)
-    _set(norm, "gamma", gamma, device)
-    _set(norm, "beta", beta, device)
     theirs = _torch_batch_norm(ref, shape, config)
-    with ref.torch.no_grad():
-        theirs.weight.copy_(ref.tensor(gamma))
-        theirs.bias.copy_(ref.tensor(beta))
+    _random_affine(norm, theirs, 3, device, ref, rng)
     theirs.train()
 
     for step in range(3):
         x_np = (rng.normal(size=shape) * (step + 1) + step).astype(np.float32)
-        upstream = rng.normal(size=shape).astype(np.float32)
         theirs.zero_grad()
-        out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-        their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-        ref.close(out, their_out, scale=10)
-        ref.close(x_grad, their_x_grad, scale=100)
+        _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
         ref.close(grads["beta"], theirs.bias.grad, scale=10)
         ref.close(norm.running_mean.value(), theirs.running_mean, scale=10)
@@ -97,13 +110,9 @@ def test_batch_norm_float64_training_and_evaluation(rng, ref) -> None:
     norm = BatchNormConfig(4, epsilon=1e-3, momentum=0.2).init(device)
     theirs = ref.torch.nn.BatchNorm2d(4, eps=1e-3, momentum=0.2).double()
     for _ in range(2):
-        x_np, upstream = rng.normal(size=(3, 4, 2, 3)), rng.normal(size=(3, 4, 2, 3))
         theirs.zero_grad()
-        out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-        their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
+        out, grads = _compare_step(norm, theirs, rng.normal(size=(3, 4, 2, 3)), device, ref, rng, 1000)
         assert out.dtype.name == "F64"
-        ref.close(out, their_out, scale=10)
-        ref.close(x_grad, their_x_grad, scale=1000)
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
         ref.close(norm.running_var.value(), theirs.running_var, scale=10)
     theirs.eval()
@@ -166,14 +175,7 @@ def test_layer_norm_matches_torch(device, rng, ref, affine, bias) -> None:
         _set(norm, "beta", beta, device)
         with ref.torch.no_grad():
             theirs.bias.copy_(ref.tensor(beta))
-    x_np, upstream = (
-        rng.normal(size=(2, 3, 6)).astype(np.float32),
-        rng.normal(size=(2, 3, 6)).astype(np.float32),
-    )
-    out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-    their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-    ref.close(out, their_out, scale=10)
-    ref.close(x_grad, their_x_grad, scale=100)
+    _, grads = _compare_step(norm, theirs, rng.normal(size=(2, 3, 6)).astype(np.float32), device, ref, rng)
     assert set(grads) == ({"gamma"} if affine else set()) | ({"beta"} if bias else set())
     if affine:
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
@@ -193,18 +195,9 @@ def test_group_norm_matches_torch(device, rng, ref, shape, groups, affine) -> No
     norm = GroupNormConfig(groups, channels, epsilon=1e-3, affine=affine).init(device)
     theirs = ref.torch.nn.GroupNorm(groups, channels, eps=1e-3, affine=affine)
     if affine:
-        gamma, beta = rng.uniform(0.5, 1.5, channels), rng.normal(size=channels)
-        _set(norm, "gamma", gamma.astype(np.float32), device)
-        _set(norm, "beta", beta.astype(np.float32), device)
-        with ref.torch.no_grad():
-            theirs.weight.copy_(ref.tensor(gamma.astype(np.float32)))
-            theirs.bias.copy_(ref.tensor(beta.astype(np.float32)))
+        _random_affine(norm, theirs, channels, device, ref, rng)
     x_np = (rng.normal(size=shape) * 2 + 1).astype(np.float32)
-    upstream = rng.normal(size=shape).astype(np.float32)
-    out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-    their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-    ref.close(out, their_out, scale=10)
-    ref.close(x_grad, their_x_grad, scale=100)
+    _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
     if affine:
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
         ref.close(grads["beta"], theirs.bias.grad, scale=10)
@@ -238,18 +231,9 @@ def test_instance_norm_matches_torch(device, rng, ref, shape, affine) -> None:
     norm = InstanceNormConfig(3, affine=affine).init(device)
     theirs = (nn.InstanceNorm1d if len(shape) == 3 else nn.InstanceNorm2d)(3, affine=affine)
     if affine:
-        gamma, beta = rng.uniform(0.5, 1.5, 3).astype(np.float32), rng.normal(size=3).astype(np.float32)
-        _set(norm, "gamma", gamma, device)
-        _set(norm, "beta", beta, device)
-        with ref.torch.no_grad():
-            theirs.weight.copy_(ref.tensor(gamma))
-            theirs.bias.copy_(ref.tensor(beta))
+        _random_affine(norm, theirs, 3, device, ref, rng)
     x_np = (rng.normal(size=shape) * 3 - 1).astype(np.float32)
-    upstream = rng.normal(size=shape).astype(np.float32)
-    out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-    their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-    ref.close(out, their_out, scale=10)
-    ref.close(x_grad, their_x_grad, scale=100)
+    _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
     if affine:
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
         ref.close(grads["beta"], theirs.bias.grad, scale=10)
@@ -275,11 +259,7 @@ def test_rms_norm_matches_torch(rng, ref, dtype) -> None:
     _set(norm, "gamma", gamma, device)
     with ref.torch.no_grad():
         theirs.weight.copy_(ref.tensor(gamma))
-    x_np, upstream = rng.normal(size=(2, 3, 8)).astype(np_dtype), rng.normal(size=(2, 3, 8)).astype(np_dtype)
-    out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
-    their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-    ref.close(out, their_out, scale=10)
-    ref.close(x_grad, their_x_grad, scale=100)
+    _, grads = _compare_step(norm, theirs, rng.normal(size=(2, 3, 8)).astype(np_dtype), device, ref, rng)
     ref.close(grads["gamma"], theirs.weight.grad, scale=10)
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from burn_autodiff import Autodiff
 from burn_backend import AutodiffBackend, Device, DType, Tensor, TensorData
-from burn_backend.activation import tanh
 from burn_ndarray import NdArray
 from burn_nn import Initializer, LinearConfig, Module, Param, ParamId
 from burn_nn.optim import (
@@ -31,15 +30,6 @@ from burn_nn.optim import (
     SgdConfig,
     WeightDecayConfig,
 )
-
-
-class Mlp(Module):
-    def __init__(self, device: Device) -> None:
-        self.hidden = LinearConfig(4, 5).init(device)
-        self.out = LinearConfig(5, 3).init(device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.out(tanh(self.hidden(x)))
 
 
 class Tied(Module):
@@ -73,8 +63,8 @@ def values(model: Module) -> dict[str, np.ndarray[Any, Any]]:
 
 
 # -- GradientsParams and GradientsAccumulator ------------------------------------------------------------
-def test_from_grads_keys_gradients_by_param_id(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_from_grads_keys_gradients_by_param_id(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     grads = loss_of(model, batch(device, rng)).backward()
     expected = {param.id: param.val().grad(grads) for param in model.params()}
     params = GradientsParams.from_grads(grads, model)
@@ -94,9 +84,9 @@ def test_from_grads_keys_gradients_by_param_id(device: Device, rng: np.random.Ge
 
 
 def test_from_params_and_from_module_take_only_their_gradients(
-    device: Device, rng: np.random.Generator
+    device: Device, rng: np.random.Generator, mlp: Any
 ) -> None:
-    model = Mlp(device)
+    model = mlp(device)
     grads = loss_of(model, batch(device, rng)).backward()
     only_out = GradientsParams.from_params(grads, model, [model.out.weight.id])
     assert only_out.param_ids() == [model.out.weight.id]
@@ -108,8 +98,10 @@ def test_from_params_and_from_module_take_only_their_gradients(
     assert model.out.bias.val().grad(grads) is not None
 
 
-def test_frozen_and_unused_parameters_have_no_gradient(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_frozen_and_unused_parameters_have_no_gradient(
+    device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    model = mlp(device)
     model.hidden = model.hidden.no_grad()
     unused = Initializer.Zeros().init([7], device)
     model.unused = unused  # type: ignore[attr-defined]
@@ -140,16 +132,16 @@ def test_register_get_remove(device: Device, inner_device: Device) -> None:
         grads.register("7", Tensor.ones([2], inner_device))  # type: ignore[arg-type]
 
 
-def test_gradients_need_an_autodiff_module(inner_device: Device, device: Device) -> None:
-    model = Mlp(inner_device)
+def test_gradients_need_an_autodiff_module(inner_device: Device, device: Device, mlp: Any) -> None:
+    model = mlp(inner_device)
     model.hidden.weight.val()
     grads = Tensor.ones([1], device).require_grad().backward()
     with pytest.raises(TypeError, match=r"hidden.weight is on ndarray:0, which has no autodiff"):
         GradientsParams.from_grads(grads, model)
 
 
-def test_to_device_moves_the_module_gradients(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_to_device_moves_the_module_gradients(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     params = grads_of(model, batch(device, rng))
     target = NdArray(float_dtype=DType.F64).device()
     stray = ParamId()
@@ -164,8 +156,8 @@ def test_to_device_moves_the_module_gradients(device: Device, rng: np.random.Gen
     assert stray_gradient.device != target
 
 
-def test_accumulator_sums_gradients(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_accumulator_sums_gradients(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     first, second = grads_of(model, batch(device, rng)), grads_of(model, batch(device, rng, 1))
     stray = ParamId()
     second.register(stray, Tensor.ones([1], device))
@@ -188,8 +180,10 @@ def test_accumulator_sums_gradients(device: Device, rng: np.random.Generator) ->
     assert accumulator.grads().is_empty()  # started over
 
 
-def test_accumulated_step_equals_step_on_summed_loss(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_accumulated_step_equals_step_on_summed_loss(
+    device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    model = mlp(device)
     one, two = batch(device, rng), batch(device, rng, 1)
     accumulator = GradientsAccumulator()
     accumulator.accumulate(model, grads_of(model, one))
@@ -202,8 +196,8 @@ def test_accumulated_step_equals_step_on_summed_loss(device: Device, rng: np.ran
 
 
 # -- ModuleOptimizer.step ------------------------------------------------------------------------------
-def test_step_updates_params_with_gradients_only(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_step_updates_params_with_gradients_only(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     before = values(model)
     grads = grads_of(model, batch(device, rng))
     grads.remove(model.out.weight.id)
@@ -221,8 +215,8 @@ def test_step_updates_params_with_gradients_only(device: Device, rng: np.random.
     assert len(grads) == 3  # and so are the gradients
 
 
-def test_updated_params_are_fresh_leaves(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_updated_params_are_fresh_leaves(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     model.out = model.out.no_grad()
     optim = AdamConfig().init()
     data = batch(device, rng)
@@ -276,14 +270,14 @@ def test_step_works_without_autodiff(inner_device: Device) -> None:
 
 
 @pytest.mark.parametrize("lr", [-0.1, math.nan, True, "0.1"])
-def test_step_rejects_bad_learning_rates(lr: Any, device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_step_rejects_bad_learning_rates(lr: Any, device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     with pytest.raises(ValueError, match="learning rate must be a number >= 0"):
         SgdConfig().init().step(lr, model, grads_of(model, batch(device, rng)))
 
 
-def test_step_rejects_mismatched_gradients(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_step_rejects_mismatched_gradients(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     optim = AdamConfig().init()
     grads = grads_of(model, batch(device, rng))
     grads.register(model.out.weight.id, Tensor.ones([3, 5], device))
@@ -294,8 +288,10 @@ def test_step_rejects_mismatched_gradients(device: Device, rng: np.random.Genera
         optim.step(0.1, model, {})  # type: ignore[arg-type]
 
 
-def test_muon_refuses_parameters_that_are_not_matrices(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_muon_refuses_parameters_that_are_not_matrices(
+    device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    model = mlp(device)
     optim = MuonConfig().init()
     with pytest.raises(ValueError, match=r"parameter hidden.bias: Muon orthogonalizes 2-d parameters only"):
         optim.step(0.02, model, grads_of(model, batch(device, rng)))
@@ -321,8 +317,8 @@ def test_muon_shape_adjustment_and_orthogonalization(inner_device: Device) -> No
     assert singular.max() < 1.3
 
 
-def test_with_grad_clipping_keeps_state(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_with_grad_clipping_keeps_state(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     optim = AdamConfig().init()
     assert not optim.has_gradient_clipping()
     assert optim.grad_clipping is None
@@ -360,9 +356,9 @@ def _train(model: Module, optim: ModuleOptimizer, data: list[tuple[Tensor, Tenso
 
 
 @pytest.mark.parametrize("case", list(RESUME_CASES))
-def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random.Generator) -> None:
+def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random.Generator, mlp: Any) -> None:
     config = RESUME_CASES[case]
-    model = LinearConfig(4, 3, bias=False).init(device) if case == "muon" else Mlp(device)
+    model = LinearConfig(4, 3, bias=False).init(device) if case == "muon" else mlp(device)
     data = [batch(device, rng, index) for index in range(6)]
     uninterrupted = _train(model, config.init(), data)
 
@@ -381,8 +377,8 @@ def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random
         )
 
 
-def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     optim = AdamConfig(amsgrad=True).init()
     assert optim.to_record() == {}
     assert optim.into_record() == {}
@@ -402,13 +398,13 @@ def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Gener
     assert no_state.to_record() == {}  # plain SGD keeps no state
 
 
-def test_record_moves_to_another_precision(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_record_moves_to_another_precision(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model = mlp(device)
     data = batch(device, rng)
     optim = AdamConfig().init()
     model = optim.step(0.01, model, grads_of(model, data))
     device64 = Autodiff(NdArray(float_dtype=DType.F64)).device()
-    model64 = Mlp(device64).load_record(model.into_record())
+    model64 = mlp(device64).load_record(model.into_record())
     data64 = tuple(Tensor.from_data(t.to_data().convert(DType.F64), device64) for t in data)
     resumed = AdamConfig().init().load_record(optim.to_record())
     stepped64 = resumed.step(0.01, model64, grads_of(model64, data64))  # type: ignore[arg-type]
@@ -420,8 +416,10 @@ def test_record_moves_to_another_precision(device: Device, rng: np.random.Genera
     )
 
 
-def test_load_record_rejects_records_that_do_not_fit(device: Device, rng: np.random.Generator) -> None:
-    model = Mlp(device)
+def test_load_record_rejects_records_that_do_not_fit(
+    device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    model = mlp(device)
     adam = AdamConfig().init()
     model = adam.step(0.01, model, grads_of(model, batch(device, rng)))
     record = adam.to_record()

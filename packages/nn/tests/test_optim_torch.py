@@ -14,7 +14,7 @@ from burn_autodiff import Autodiff
 from burn_backend import Device, DType, Tensor
 from burn_backend.activation import tanh
 from burn_ndarray import NdArray
-from burn_nn import LinearConfig, Module, Param
+from burn_nn import Module, Param
 from burn_nn.optim import (
     AdaGradConfig,
     AdamConfig,
@@ -37,17 +37,6 @@ SNAPSHOTS = (1, 5, STEPS)
 Snapshots = dict[int, dict[str, np.ndarray[Any, Any]]]
 
 
-class Mlp(Module):
-    """Two Linear layers with a tanh between them."""
-
-    def __init__(self, device: Device) -> None:
-        self.hidden = LinearConfig(4, 5).init(device)
-        self.out = LinearConfig(5, 3).init(device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.out(tanh(self.hidden(x)))
-
-
 class Matrices(Module):
     """Two bias-free matrices, stored as PyTorch stores the same model (for Muon's shape rule)."""
 
@@ -65,7 +54,7 @@ def torch_layout(model: Module) -> dict[str, np.ndarray[Any, Any]]:
     layout = {}
     for name, param in model.named_params():
         array = param.val().to_data().to_numpy()
-        layout[name] = array.T if isinstance(model, Mlp) and name.endswith("weight") else array
+        layout[name] = array.T if name.endswith(".weight") else array
     return layout
 
 
@@ -91,15 +80,15 @@ def train_torch(
     """The same training with PyTorch, from ``model``'s initial weights."""
     params = {name: torch.tensor(array, requires_grad=True) for name, array in torch_layout(model).items()}
     x, y = (torch.tensor(t.to_data().to_numpy()) for t in data)
-    if isinstance(model, Mlp):
+    if isinstance(model, Matrices):
+
+        def forward(x: Any) -> Any:
+            return torch.tanh(x @ params["first"]) @ params["second"]
+    else:
 
         def forward(x: Any) -> Any:
             hidden = torch.tanh(x @ params["hidden.weight"].T + params["hidden.bias"])
             return hidden @ params["out.weight"].T + params["out.bias"]
-    else:
-
-        def forward(x: Any) -> Any:
-            return torch.tanh(x @ params["first"]) @ params["second"]
 
     optim = make_optim(list(params.values()))
     snapshots = {}
@@ -181,9 +170,11 @@ TORCH_CASES: dict[str, tuple[Any, float, str, dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("case", list(TORCH_CASES))
-def test_trajectory_matches_torch(case: str, ref: Any, device: Device, rng: np.random.Generator) -> None:
+def test_trajectory_matches_torch(
+    case: str, ref: Any, device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
     config, lr, torch_name, kwargs = TORCH_CASES[case]
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
     torch_optim = getattr(ref.torch.optim, torch_name)
     theirs = train_torch(ref.torch, model, lambda params: torch_optim(params, lr=lr, **kwargs), batch)
     ours = train_ours(model, config.init(), lr, batch)
@@ -191,10 +182,10 @@ def test_trajectory_matches_torch(case: str, ref: Any, device: Device, rng: np.r
     assert_same_trajectory(ref, ours, theirs, scale=2.0)
 
 
-def test_adam_float64_matches_torch(ref: Any, rng: np.random.Generator) -> None:
+def test_adam_float64_matches_torch(ref: Any, rng: np.random.Generator, mlp: Any) -> None:
     device = Autodiff(NdArray(float_dtype=DType.F64)).device()
     device.seed(0)
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
     assert model.hidden.weight.dtype is DType.F64
     config = AdamConfig(epsilon=1e-8, amsgrad=True, weight_decay=_wd(0.01))
     theirs = train_torch(
@@ -216,7 +207,12 @@ def test_adam_float64_matches_torch(ref: Any, rng: np.random.Generator) -> None:
     ],
 )
 def test_clipping_trajectory_matches_torch_per_parameter(
-    clipping: GradientClippingConfig, clip_torch: str, ref: Any, device: Device, rng: np.random.Generator
+    clipping: GradientClippingConfig,
+    clip_torch: str,
+    ref: Any,
+    device: Device,
+    rng: np.random.Generator,
+    mlp: Any,
 ) -> None:
     torch = ref.torch
 
@@ -227,7 +223,7 @@ def test_clipping_trajectory_matches_torch_per_parameter(
             else:
                 torch.nn.utils.clip_grad_norm_([param], 0.1)
 
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
     theirs = train_torch(torch, model, lambda params: torch.optim.SGD(params, lr=0.5), batch, clip)
     unclipped = train_torch(torch, model, lambda params: torch.optim.SGD(params, lr=0.5), batch)
     ours = train_ours(model, SgdConfig(gradient_clipping=clipping).init(), 0.5, batch)
@@ -236,9 +232,11 @@ def test_clipping_trajectory_matches_torch_per_parameter(
     assert_same_trajectory(ref, ours, theirs, scale=4.0)
 
 
-def test_adam_clipping_by_norm_matches_torch(ref: Any, device: Device, rng: np.random.Generator) -> None:
+def test_adam_clipping_by_norm_matches_torch(
+    ref: Any, device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
     torch = ref.torch
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
 
     def clip(params: list[Any]) -> None:
         for param in params:
@@ -412,25 +410,25 @@ REFERENCE_CASES: dict[str, tuple[Any, Callable[[Any], Callable[..., Any]], float
 
 @pytest.mark.parametrize("case", list(REFERENCE_CASES))
 def test_trajectory_matches_numpy_float64_reference(
-    case: str, ref: Any, device: Device, rng: np.random.Generator
+    case: str, ref: Any, device: Device, rng: np.random.Generator, mlp: Any
 ) -> None:
     config, rule, lr = REFERENCE_CASES[case]
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
     expected = train_reference(ref.torch, model, rule(config), lr, batch)
     assert_same_trajectory(ref, train_ours(model, config.init(), lr, batch), expected, scale=2.0)
 
 
-def test_adan_float64_matches_numpy_reference(ref: Any, rng: np.random.Generator) -> None:
+def test_adan_float64_matches_numpy_reference(ref: Any, rng: np.random.Generator, mlp: Any) -> None:
     device = Autodiff(NdArray(float_dtype=DType.F64)).device()
     device.seed(0)
     config = AdanConfig(weight_decay=0.02)
-    model, batch = Mlp(device), data(device, rng)
+    model, batch = mlp(device), data(device, rng)
     expected = train_reference(ref.torch, model, adan_reference(config), 0.01, batch)
     assert_same_trajectory(ref, train_ours(model, config.init(), 0.01, batch), expected, scale=2.0)
 
 
-def test_cautious_weight_decay_differs_from_plain(device: Device, rng: np.random.Generator) -> None:
-    model, batch = Mlp(device), data(device, rng)
+def test_cautious_weight_decay_differs_from_plain(device: Device, rng: np.random.Generator, mlp: Any) -> None:
+    model, batch = mlp(device), data(device, rng)
     plain = train_ours(model, AdamWConfig(weight_decay=0.5).init(), 0.01, batch)
     cautious = train_ours(
         model, AdamWConfig(weight_decay=0.5, cautious_weight_decay=True).init(), 0.01, batch

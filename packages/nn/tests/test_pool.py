@@ -23,16 +23,11 @@ from burn_nn import (
 
 def _check_against(layer, reference, input_shape, device, ref, rng) -> None:
     """``layer``'s output and input gradient equal ``reference``'s (a function of a torch tensor)."""
-    x_np = rng.standard_normal(input_shape).astype(np.float32)
-    x = Tensor.from_data(x_np, device).require_grad()
-    tx = ref.tensor(x_np, requires_grad=True)
+    x, tx = ref.inputs(rng.standard_normal(input_shape).astype(np.float32), device)
     out, expected = layer(x), reference(tx)
     assert out.dims() == list(expected.shape)
     ref.close(out, expected)
-    upstream = rng.standard_normal(expected.shape).astype(np.float32)
-    grads = (out * Tensor.from_data(upstream, device)).sum().backward()
-    expected.backward(ref.torch.tensor(upstream))
-    ref.close(x.grad(grads), tx.grad)
+    ref.close(x.grad(ref.backward(out, expected, rng)), tx.grad)
 
 
 @pytest.mark.parametrize(

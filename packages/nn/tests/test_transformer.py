@@ -60,16 +60,22 @@ def _copy_norm(ref, ours, theirs) -> None:
     theirs.bias.copy_(ref.tensor(ours.beta.val()))
 
 
+def _torch_settings(ref, layer, activation: str) -> dict:
+    """The arguments of torch's transformer layers matching ``layer`` (dropout off, its dtype)."""
+    return {
+        "d_model": D_MODEL,
+        "nhead": N_HEADS,
+        "dim_feedforward": D_FF,
+        "dropout": 0.0,
+        "activation": activation,
+        "batch_first": True,
+        "norm_first": layer.norm_first,
+        "dtype": ref.tensor(layer.norm_1.gamma.val()).dtype,
+    }
+
+
 def _torch_encoder_layer(ref, layer: TransformerEncoderLayer, activation: str):
-    theirs = ref.torch.nn.TransformerEncoderLayer(
-        D_MODEL,
-        N_HEADS,
-        D_FF,
-        dropout=0.0,
-        activation=activation,
-        batch_first=True,
-        norm_first=layer.norm_first,
-    )
+    theirs = ref.torch.nn.TransformerEncoderLayer(**_torch_settings(ref, layer, activation))
     # Burn names the attention block's norm norm_2 in pre-norm and norm_1 in post-norm
     attention_norm, ffn_norm = (
         (layer.norm_2, layer.norm_1) if layer.norm_first else (layer.norm_1, layer.norm_2)
@@ -84,16 +90,7 @@ def _torch_encoder_layer(ref, layer: TransformerEncoderLayer, activation: str):
 
 
 def _torch_decoder_layer(ref, layer: TransformerDecoderLayer, activation: str):
-    theirs = ref.torch.nn.TransformerDecoderLayer(
-        D_MODEL,
-        N_HEADS,
-        D_FF,
-        dropout=0.0,
-        activation=activation,
-        batch_first=True,
-        norm_first=layer.norm_first,
-        dtype=ref.tensor(layer.norm_1.gamma.val()).dtype,
-    )
+    theirs = ref.torch.nn.TransformerDecoderLayer(**_torch_settings(ref, layer, activation))
     if layer.norm_first:
         norms = (layer.norm_3, layer.norm_1, layer.norm_2)
     else:
@@ -106,6 +103,26 @@ def _torch_decoder_layer(ref, layer: TransformerDecoderLayer, activation: str):
         for ours, their_norm in zip(norms, (theirs.norm1, theirs.norm2, theirs.norm3)):
             _copy_norm(ref, ours, their_norm)
     return theirs
+
+
+_LAYERS = {
+    "encoder": (TransformerEncoderConfig, TransformerEncoderLayer, _torch_encoder_layer),
+    "decoder": (TransformerDecoderConfig, TransformerDecoderLayer, _torch_decoder_layer),
+}
+
+
+def _layer_and_torch(kind: str, norm_first, activation, device, ref, rng):
+    """One of our ``kind`` of layers with random norms, and the torch layer with its weights."""
+    config_type, layer_type, to_torch = _LAYERS[kind]
+    config = config_type(D_MODEL, D_FF, N_HEADS, 1, dropout=0.0, norm_first=norm_first, activation=activation)
+    layer = layer_type(config, device)
+    _randomize_norms(layer, device, rng)
+    return layer, to_torch(ref, layer, activation)
+
+
+def _inputs(shape, device, ref, rng):
+    """The same random input as our graph leaf and as torch's."""
+    return ref.inputs(rng.standard_normal(shape).astype(np.float32), device)
 
 
 def _check_param_grads(ref, ours_and_theirs, grads, scale: float) -> None:
@@ -143,14 +160,10 @@ def test_position_wise_feed_forward_matches_torch(activation, device, ref, rng) 
         _copy_linear(ref, ffn.linear_inner, inner)
         _copy_linear(ref, ffn.linear_outer, outer)
     theirs = torch.nn.Sequential(inner, torch.nn.GELU() if activation == "gelu" else torch.nn.ReLU(), outer)
-    x_np = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    x = Tensor.from_data(x_np, device).require_grad()
-    tx = ref.tensor(x_np, requires_grad=True)
+    x, tx = _inputs([BATCH, SEQ, D_MODEL], device, ref, rng)
     out, expected = ffn(x), theirs(tx)
     ref.close(out, expected, scale=10)
-    upstream = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    grads = (out * Tensor.from_data(upstream, device)).sum().backward()
-    expected.backward(torch.tensor(upstream))
+    grads = ref.backward(out, expected, rng)
     ref.close(x.grad(grads), tx.grad, scale=10)
     _check_param_grads(
         ref, _linear_pairs(ffn.linear_inner, inner) + _linear_pairs(ffn.linear_outer, outer), grads, 10
@@ -174,25 +187,15 @@ def test_position_wise_feed_forward_defaults_and_errors(device) -> None:
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["gelu", "relu"])
 def test_encoder_layer_matches_torch_with_gradients(norm_first, activation, device, ref, rng) -> None:
-    config = TransformerEncoderConfig(
-        D_MODEL, D_FF, N_HEADS, 1, dropout=0.0, norm_first=norm_first, activation=activation
-    )
-    layer = TransformerEncoderLayer(config, device)
-    _randomize_norms(layer, device, rng)
-    theirs = _torch_encoder_layer(ref, layer, activation)
-
-    x_np = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
+    layer, theirs = _layer_and_torch("encoder", norm_first, activation, device, ref, rng)
+    x, tx = _inputs([BATCH, SEQ, D_MODEL], device, ref, rng)
     pad = np.zeros([BATCH, SEQ], dtype=bool)
     pad[1, -1] = True
-    x = Tensor.from_data(x_np, device).require_grad()
-    tx = ref.tensor(x_np, requires_grad=True)
     out = layer(x, mask_pad=Tensor.from_data(pad, device))
     expected = theirs(tx, src_key_padding_mask=ref.torch.tensor(pad))
     ref.close(out, expected, scale=20)
 
-    upstream = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    grads = (out * Tensor.from_data(upstream, device)).sum().backward()
-    expected.backward(ref.torch.tensor(upstream))
+    grads = ref.backward(out, expected, rng)
     ref.close(x.grad(grads), tx.grad, scale=50)
     attention_norm, ffn_norm = (layer.norm_2, layer.norm_1) if norm_first else (layer.norm_1, layer.norm_2)
     pairs = (
@@ -210,9 +213,7 @@ def test_encoder_stacks_layers_like_torch_with_a_causal_mask(device, ref, rng) -
     encoder = config.init(device)
     assert len(encoder.layers) == 2
     theirs = [_torch_encoder_layer(ref, layer, "gelu") for layer in encoder.layers]
-    x_np = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    x = Tensor.from_data(x_np, device).require_grad()
-    tx = ref.tensor(x_np, requires_grad=True)
+    x, tx = _inputs([BATCH, SEQ, D_MODEL], device, ref, rng)
     causal = generate_autoregressive_mask(BATCH, SEQ, device)
     out = encoder(TransformerEncoderInput(x).mask_attn(causal))
     expected = tx
@@ -284,21 +285,11 @@ def test_encoder_stage_dropouts_and_errors(device) -> None:
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["gelu", "relu"])
 def test_decoder_layer_matches_torch_with_gradients(norm_first, activation, device, ref, rng) -> None:
-    config = TransformerDecoderConfig(
-        D_MODEL, D_FF, N_HEADS, 1, dropout=0.0, norm_first=norm_first, activation=activation
-    )
-    layer = TransformerDecoderLayer(config, device)
-    _randomize_norms(layer, device, rng)
-    theirs = _torch_decoder_layer(ref, layer, activation)
-
-    target_np = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    memory_np = rng.standard_normal([BATCH, MEMORY, D_MODEL]).astype(np.float32)
+    layer, theirs = _layer_and_torch("decoder", norm_first, activation, device, ref, rng)
+    target, t_target = _inputs([BATCH, SEQ, D_MODEL], device, ref, rng)
+    memory, t_memory = _inputs([BATCH, MEMORY, D_MODEL], device, ref, rng)
     memory_pad = np.zeros([BATCH, MEMORY], dtype=bool)
     memory_pad[0, -2:] = True
-    target = Tensor.from_data(target_np, device).require_grad()
-    memory = Tensor.from_data(memory_np, device).require_grad()
-    t_target = ref.tensor(target_np, requires_grad=True)
-    t_memory = ref.tensor(memory_np, requires_grad=True)
 
     input = (
         TransformerDecoderInput(target, memory)
@@ -314,9 +305,7 @@ def test_decoder_layer_matches_torch_with_gradients(norm_first, activation, devi
     )
     ref.close(out, expected, scale=20)
 
-    upstream = rng.standard_normal([BATCH, SEQ, D_MODEL]).astype(np.float32)
-    grads = (out * Tensor.from_data(upstream, device)).sum().backward()
-    expected.backward(ref.torch.tensor(upstream))
+    grads = ref.backward(out, expected, rng)
     ref.close(target.grad(grads), t_target.grad, scale=50)
     ref.close(memory.grad(grads), t_memory.grad, scale=50)
     norms = (

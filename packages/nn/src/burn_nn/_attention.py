@@ -66,7 +66,25 @@ class MultiHeadAttentionConfig(Config):
         return MultiHeadAttention(self, device)
 
 
-class MhaInput:
+class _Masks:
+    """The optional Bool masks of an attention input: padding and attention."""
+
+    __slots__ = ("_mask_attn", "_mask_pad")
+    _mask_attn: Tensor | None
+    _mask_pad: Tensor | None
+
+    @property
+    def padding_mask(self) -> Tensor | None:
+        """The padding mask, if any."""
+        return self._mask_pad
+
+    @property
+    def attention_mask(self) -> Tensor | None:
+        """The attention mask, if any."""
+        return self._mask_attn
+
+
+class MhaInput(_Masks):
     """The input of ``MultiHeadAttention.forward``: query, key and value, and optional masks.
 
     Masks are Bool tensors where ``True`` masks a position out (as Burn and PyTorch's bool masks).
@@ -82,7 +100,7 @@ class MhaInput:
         >>> input = MhaInput.self_attn(x).mask_attn(generate_autoregressive_mask(2, 5, device))
     """
 
-    __slots__ = ("_mask_attn", "_mask_pad", "key", "query", "value")
+    __slots__ = ("key", "query", "value")
 
     def __init__(
         self,
@@ -111,16 +129,6 @@ class MhaInput:
         """This input with the attention mask ``mask_attn`` (``[batch, seq_q, seq_k]``, true where a
         query may not attend to a key)."""
         return MhaInput(self.query, self.key, self.value, self._mask_pad, mask_attn)
-
-    @property
-    def padding_mask(self) -> Tensor | None:
-        """The padding mask, if any."""
-        return self._mask_pad
-
-    @property
-    def attention_mask(self) -> Tensor | None:
-        """The attention mask, if any."""
-        return self._mask_attn
 
 
 @dataclass(frozen=True)

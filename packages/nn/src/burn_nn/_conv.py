@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from burn_backend import ConvOptions, ConvTransposeOptions, Device, Tensor
 from burn_backend import module as F
@@ -13,7 +13,14 @@ from burn_backend import module as F
 from ._config import Config
 from ._initializer import Initializer
 from ._module import Module
-from ._padding import PaddingConfig1d, PaddingConfig2d, PaddingConfig3d, check_sizes, frozen_sizes
+from ._padding import (
+    PaddingConfig1d,
+    PaddingConfig2d,
+    PaddingConfig3d,
+    SizesConfig,
+    check_padding,
+    check_sizes,
+)
 from ._param import Param
 
 __all__ = [
@@ -30,6 +37,9 @@ __all__ = [
     "ConvTranspose3d",
     "ConvTranspose3dConfig",
 ]
+
+Size = TypeVar("Size", bound=int | tuple[int, ...])  # of the sizes along the spatial dims
+Padding = TypeVar("Padding", bound=PaddingConfig1d | PaddingConfig2d | PaddingConfig3d)
 
 # PyTorch's default for convolution weights and biases: uniform on ±1/sqrt(fan_in)
 _TORCH_DEFAULT = Initializer.KaimingUniform(gain=1 / math.sqrt(3.0))
@@ -95,17 +105,17 @@ def _as_tuple(value: int | Sequence[int], dims: int) -> tuple[int, ...]:
 
 
 # -- convolution -------------------------------------------------------------------------------------
-class _Conv(Module):
+class _Conv(Module, Generic[Size, Padding]):
     """The forward pass of ``Conv1d``/``Conv2d``/``Conv3d``."""
 
     _DIMS: ClassVar[int]
     weight: Param
     bias: Param | None
-    stride: Any
-    kernel_size: Any
-    dilation: Any
+    stride: Size
+    kernel_size: Size
+    dilation: Size
     groups: int
-    padding: Any
+    padding: Padding
 
     def _build(
         self,
@@ -119,9 +129,7 @@ class _Conv(Module):
         kernel = check_sizes(layer, "kernel_size", config.kernel_size, dims, 1)
         stride = check_sizes(layer, "stride", config.stride, dims, 1)
         dilation = check_sizes(layer, "dilation", config.dilation, dims, 1)
-        family = {1: PaddingConfig1d, 2: PaddingConfig2d, 3: PaddingConfig3d}[dims]
-        if not isinstance(config.padding, family):
-            raise TypeError(f"{layer}: padding must be a {family.__name__}, got {config.padding!r}")
+        check_padding(layer, config.padding, dims)
         # Same padding that cannot be symmetric fails here, not at the first forward
         config.padding.calculate_padding(kernel, stride, dilation, layer=layer)
         shape = [channels_out, channels_in // config.groups, *kernel]
@@ -185,7 +193,7 @@ class Conv1dConfig(Config):
         return Conv1d(self, device)
 
 
-class Conv1d(_Conv):
+class Conv1d(_Conv[int, PaddingConfig1d]):
     """Applies a 1-d convolution (cross-correlation, as PyTorch's ``nn.Conv1d``) over inputs of shape
     ``[batch, channels_in, length]``.
 
@@ -199,16 +207,12 @@ class Conv1d(_Conv):
     """
 
     _DIMS = 1
-    stride: int
-    kernel_size: int
-    dilation: int
-    padding: PaddingConfig1d
 
     def __init__(self, config: Conv1dConfig, device: Device) -> None:
         self._build(config.channels_in, config.channels_out, config, device)
 
 
-class Conv2dConfig(Config):
+class Conv2dConfig(SizesConfig):
     """Settings of a ``Conv2d`` layer.
 
     Args:
@@ -235,15 +239,12 @@ class Conv2dConfig(Config):
     bias: bool = True
     initializer: Initializer = _TORCH_DEFAULT
 
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
-
     def init(self, device: Device) -> Conv2d:
         """A ``Conv2d`` layer on ``device`` (raises as ``Conv1dConfig.init``)."""
         return Conv2d(self, device)
 
 
-class Conv2d(_Conv):
+class Conv2d(_Conv[tuple[int, int], PaddingConfig2d]):
     """Applies a 2-d convolution (as PyTorch's ``nn.Conv2d``) over inputs of shape ``[batch,
     channels_in, height, width]``.
 
@@ -252,17 +253,13 @@ class Conv2d(_Conv):
     """
 
     _DIMS = 2
-    stride: tuple[int, int]
-    kernel_size: tuple[int, int]
-    dilation: tuple[int, int]
-    padding: PaddingConfig2d
 
     def __init__(self, config: Conv2dConfig, device: Device) -> None:
         channels = check_sizes("Conv2d", "channels", config.channels, 2, 1)
         self._build(channels[0], channels[1], config, device)
 
 
-class Conv3dConfig(Config):
+class Conv3dConfig(SizesConfig):
     """Settings of a ``Conv3d`` layer: as ``Conv2dConfig`` with ``(depth, height, width)`` sizes and a
     ``PaddingConfig3d``."""
 
@@ -275,15 +272,12 @@ class Conv3dConfig(Config):
     bias: bool = True
     initializer: Initializer = _TORCH_DEFAULT
 
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
-
     def init(self, device: Device) -> Conv3d:
         """A ``Conv3d`` layer on ``device`` (raises as ``Conv1dConfig.init``)."""
         return Conv3d(self, device)
 
 
-class Conv3d(_Conv):
+class Conv3d(_Conv[tuple[int, int, int], PaddingConfig3d]):
     """Applies a 3-d convolution (as PyTorch's ``nn.Conv3d``) over inputs of shape ``[batch,
     channels_in, depth, height, width]``.
 
@@ -292,10 +286,6 @@ class Conv3d(_Conv):
     """
 
     _DIMS = 3
-    stride: tuple[int, int, int]
-    kernel_size: tuple[int, int, int]
-    dilation: tuple[int, int, int]
-    padding: PaddingConfig3d
 
     def __init__(self, config: Conv3dConfig, device: Device) -> None:
         channels = check_sizes("Conv3d", "channels", config.channels, 2, 1)
@@ -303,17 +293,17 @@ class Conv3d(_Conv):
 
 
 # -- transposed convolution --------------------------------------------------------------------------
-class _ConvTranspose(Module):
+class _ConvTranspose(Module, Generic[Size]):
     """The forward pass of ``ConvTranspose1d``/``2d``/``3d``."""
 
     _DIMS: ClassVar[int]
     weight: Param
     bias: Param | None
-    stride: Any
-    kernel_size: Any
-    dilation: Any
-    padding: Any
-    padding_out: Any
+    stride: Size
+    kernel_size: Size
+    dilation: Size
+    padding: Size
+    padding_out: Size
     groups: int
     channels: tuple[int, int]
 
@@ -360,7 +350,7 @@ class _ConvTranspose(Module):
         return _CONV_TRANSPOSE[dims](input, self.weight.val(), bias, options)
 
 
-class ConvTranspose1dConfig(Config):
+class ConvTranspose1dConfig(SizesConfig):
     """Settings of a ``ConvTranspose1d`` layer.
 
     Args:
@@ -388,9 +378,6 @@ class ConvTranspose1dConfig(Config):
     bias: bool = True
     initializer: Initializer = _TORCH_DEFAULT
 
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
-
     def init(self, device: Device) -> ConvTranspose1d:
         """A ``ConvTranspose1d`` layer on ``device``.
 
@@ -401,7 +388,7 @@ class ConvTranspose1dConfig(Config):
         return ConvTranspose1d(self, device)
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTranspose[int]):
     """Applies a 1-d transposed convolution (the gradient of a convolution with respect to its input, as
     PyTorch's ``nn.ConvTranspose1d``) over inputs of shape ``[batch, channels_in, length]``.
 
@@ -410,17 +397,12 @@ class ConvTranspose1d(_ConvTranspose):
     """
 
     _DIMS = 1
-    stride: int
-    kernel_size: int
-    dilation: int
-    padding: int
-    padding_out: int
 
     def __init__(self, config: ConvTranspose1dConfig, device: Device) -> None:
         self._build(config, device)
 
 
-class ConvTranspose2dConfig(Config):
+class ConvTranspose2dConfig(SizesConfig):
     """Settings of a ``ConvTranspose2d`` layer: as ``ConvTranspose1dConfig`` with ``(height, width)``
     sizes."""
 
@@ -434,31 +416,23 @@ class ConvTranspose2dConfig(Config):
     bias: bool = True
     initializer: Initializer = _TORCH_DEFAULT
 
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
-
     def init(self, device: Device) -> ConvTranspose2d:
         """A ``ConvTranspose2d`` layer on ``device`` (raises as ``ConvTranspose1dConfig.init``)."""
         return ConvTranspose2d(self, device)
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTranspose[tuple[int, int]]):
     """Applies a 2-d transposed convolution (as PyTorch's ``nn.ConvTranspose2d``) over inputs of shape
     ``[batch, channels_in, height, width]``; ``weight`` has shape ``[channels_in, channels_out / groups,
     kh, kw]``."""
 
     _DIMS = 2
-    stride: tuple[int, int]
-    kernel_size: tuple[int, int]
-    dilation: tuple[int, int]
-    padding: tuple[int, int]
-    padding_out: tuple[int, int]
 
     def __init__(self, config: ConvTranspose2dConfig, device: Device) -> None:
         self._build(config, device)
 
 
-class ConvTranspose3dConfig(Config):
+class ConvTranspose3dConfig(SizesConfig):
     """Settings of a ``ConvTranspose3d`` layer: as ``ConvTranspose1dConfig`` with ``(depth, height,
     width)`` sizes."""
 
@@ -472,25 +446,17 @@ class ConvTranspose3dConfig(Config):
     bias: bool = True
     initializer: Initializer = _TORCH_DEFAULT
 
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
-
     def init(self, device: Device) -> ConvTranspose3d:
         """A ``ConvTranspose3d`` layer on ``device`` (raises as ``ConvTranspose1dConfig.init``)."""
         return ConvTranspose3d(self, device)
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTranspose[tuple[int, int, int]]):
     """Applies a 3-d transposed convolution (as PyTorch's ``nn.ConvTranspose3d``) over inputs of shape
     ``[batch, channels_in, depth, height, width]``; ``weight`` has shape ``[channels_in, channels_out /
     groups, kd, kh, kw]``."""
 
     _DIMS = 3
-    stride: tuple[int, int, int]
-    kernel_size: tuple[int, int, int]
-    dilation: tuple[int, int, int]
-    padding: tuple[int, int, int]
-    padding_out: tuple[int, int, int]
 
     def __init__(self, config: ConvTranspose3dConfig, device: Device) -> None:
         self._build(config, device)

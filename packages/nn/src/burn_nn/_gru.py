@@ -11,15 +11,15 @@ from ._initializer import Initializer
 from ._module import Module
 from ._rnn import (
     GateController,
-    _batch_first_input,
-    _bi_state,
+    _Bidirectional,
     _check_clip,
     _check_sizes,
-    _check_state,
     _default_initializer,
+    _initial_state,
+    _input_projection,
+    _run_one,
     _scan,
     _stacked,
-    _zeros_state,
 )
 
 __all__ = ["BiGru", "BiGruConfig", "Gru", "GruConfig"]
@@ -102,18 +102,14 @@ class Gru(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        batched = _batch_first_input("Gru.forward", input, self.d_input, True)
-        return self._run(batched, state, False, "Gru.forward")[0]
+        output: Tensor = _run_one(self, "Gru.forward", input, state, True, False)[0]
+        return output
 
     def _run(self, batched: Tensor, state: Tensor | None, reverse: bool, op: str) -> tuple[Tensor, Tensor]:
         """The recurrence over ``batched`` (``[batch, seq, d_input]``): outputs and final hidden."""
-        if state is None:
-            hidden = _zeros_state(batched, self.d_hidden)
-        else:
-            hidden = _check_state(op, "state", state, [batched.dims()[0], self.d_hidden])
+        hidden = _initial_state(op, "state", state, batched, self.d_hidden)
         gates = [self.update_gate, self.reset_gate, self.new_gate]
-        weight_input, bias_input = _stacked([gate.input_transform for gate in gates])
-        projected = F.linear(batched, weight_input, bias_input)
+        projected = _input_projection(batched, gates)
         size = self.d_hidden
         clip = self.clip
 
@@ -176,7 +172,7 @@ class BiGruConfig(Config):
         return BiGru(self, device)
 
 
-class BiGru(Module):
+class BiGru(_Bidirectional[Gru]):
     """A bidirectional single-layer GRU, as PyTorch's ``nn.GRU(bidirectional=True)``.
 
     ``forward_direction`` reads the sequence first to last and ``reverse_direction`` last to first
@@ -186,19 +182,7 @@ class BiGru(Module):
     """
 
     def __init__(self, config: BiGruConfig, device: Device) -> None:
-        direction = GruConfig(
-            config.d_input,
-            config.d_hidden,
-            config.bias,
-            reset_after=config.reset_after,
-            initializer=config.initializer,
-            clip=config.clip,
-        )
-        self.forward_direction: Gru = direction.init(device)
-        self.reverse_direction: Gru = direction.init(device)
-        self.d_input = config.d_input
-        self.d_hidden = config.d_hidden
-        self.batch_first = config.batch_first
+        super().__init__(config, GruConfig, device)
 
     def forward(self, input: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Runs the sequence in both directions.
@@ -216,14 +200,6 @@ class BiGru(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        op = "BiGru.forward"
-        batched = _batch_first_input(op, input, self.d_input, self.batch_first)
-        forward_state: Tensor | None = None
-        reverse_state: Tensor | None = None
-        if state is not None:
-            forward_state, reverse_state = _bi_state(op, "state", state, batched.dims()[0], self.d_hidden)
-        forward_output, forward_hidden = self.forward_direction._run(batched, forward_state, False, op)
-        reverse_output, reverse_hidden = self.reverse_direction._run(batched, reverse_state, True, op)
-        output = Tensor.cat([forward_output, reverse_output], 2)
-        hidden = Tensor.stack([forward_hidden, reverse_hidden], 0)
-        return (output if self.batch_first else output.swap_dims(0, 1)), hidden
+        states = [] if state is None else [("state", state)]
+        output, forward_hidden, reverse_hidden = self._run_both("BiGru.forward", input, states)
+        return output, Tensor.stack([forward_hidden, reverse_hidden], 0)

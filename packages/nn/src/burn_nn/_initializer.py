@@ -93,6 +93,10 @@ class Initializer:
             return self._need(fan_out, "fan_out")
         return self._need(fan_in, "fan_in")
 
+    def _fans(self, fan_in: int | None, fan_out: int | None) -> int:
+        """``fan_in + fan_out``, which a Xavier kind scales by (both needed)."""
+        return self._need(fan_in, "fan_in") + self._need(fan_out, "fan_out")
+
     def _need(self, fan: int | None, which: str) -> int:
         if fan is None or fan <= 0:
             raise ValueError(f"Initializer.{type(self).__name__}: needs a positive {which}, got {fan}")
@@ -167,9 +171,7 @@ class KaimingUniform(Initializer):
         self._fan(fan_in, fan_out)
 
     def tensor(self, shape, device, *, fan_in=None, fan_out=None, dtype=None):  # type: ignore[no-untyped-def]
-        fan = self._need(
-            fan_out if self.fan_out_only else fan_in, "fan_out" if self.fan_out_only else "fan_in"
-        )
+        fan = self._fan(fan_in, fan_out)
         return _uniform(shape, device, dtype, self.gain * math.sqrt(3.0 / fan))
 
 
@@ -184,9 +186,7 @@ class KaimingNormal(Initializer):
         self._fan(fan_in, fan_out)
 
     def tensor(self, shape, device, *, fan_in=None, fan_out=None, dtype=None):  # type: ignore[no-untyped-def]
-        fan = self._need(
-            fan_out if self.fan_out_only else fan_in, "fan_out" if self.fan_out_only else "fan_in"
-        )
+        fan = self._fan(fan_in, fan_out)
         return _normal(shape, device, dtype, 0.0, self.gain / math.sqrt(fan))
 
 
@@ -197,11 +197,10 @@ class XavierUniform(Initializer):
     gain: float
 
     def _check(self, fan_in: int | None, fan_out: int | None) -> None:
-        self._need(fan_in, "fan_in")
-        self._need(fan_out, "fan_out")
+        self._fans(fan_in, fan_out)
 
     def tensor(self, shape, device, *, fan_in=None, fan_out=None, dtype=None):  # type: ignore[no-untyped-def]
-        fans = self._need(fan_in, "fan_in") + self._need(fan_out, "fan_out")
+        fans = self._fans(fan_in, fan_out)
         return _uniform(shape, device, dtype, self.gain * math.sqrt(6.0 / fans))
 
 
@@ -212,11 +211,10 @@ class XavierNormal(Initializer):
     gain: float
 
     def _check(self, fan_in: int | None, fan_out: int | None) -> None:
-        self._need(fan_in, "fan_in")
-        self._need(fan_out, "fan_out")
+        self._fans(fan_in, fan_out)
 
     def tensor(self, shape, device, *, fan_in=None, fan_out=None, dtype=None):  # type: ignore[no-untyped-def]
-        fans = self._need(fan_in, "fan_in") + self._need(fan_out, "fan_out")
+        fans = self._fans(fan_in, fan_out)
         return _normal(shape, device, dtype, 0.0, self.gain * math.sqrt(2.0 / fans))
 
 

@@ -14,15 +14,15 @@ from ._initializer import Initializer
 from ._module import Module
 from ._rnn import (
     GateController,
-    _batch_first_input,
-    _bi_state,
+    _Bidirectional,
     _check_clip,
     _check_sizes,
-    _check_state,
     _default_initializer,
+    _initial_state,
+    _input_projection,
+    _run_one,
     _scan,
     _stacked,
-    _zeros_state,
 )
 
 __all__ = ["BiLstm", "BiLstmConfig", "Lstm", "LstmConfig", "LstmState"]
@@ -170,9 +170,7 @@ class Lstm(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        batched = _batch_first_input("Lstm.forward", input, self.d_input, self.batch_first)
-        output, final = self._run(batched, state, self.reverse, "Lstm.forward")
-        return (output if self.batch_first else output.swap_dims(0, 1)), final
+        return _run_one(self, "Lstm.forward", input, state, self.batch_first, self.reverse)
 
     def _gates(self) -> list[GateController]:
         """The gates in the order they are computed: the sigmoid ones, then the cell gate."""
@@ -185,16 +183,13 @@ class Lstm(Module):
         self, batched: Tensor, state: LstmState | None, reverse: bool, op: str
     ) -> tuple[Tensor, LstmState]:
         """The recurrence over ``batched`` (``[batch, seq, d_input]``): outputs and final state."""
-        expected = [batched.dims()[0], self.d_hidden]
-        if state is None:
-            cell = hidden = _zeros_state(batched, self.d_hidden)
-        else:
-            cell = _check_state(op, "state.cell", state.cell, expected)
-            hidden = _check_state(op, "state.hidden", state.hidden, expected)
+        cell = _initial_state(op, "state.cell", None if state is None else state.cell, batched, self.d_hidden)
+        hidden = _initial_state(
+            op, "state.hidden", None if state is None else state.hidden, batched, self.d_hidden
+        )
         gates = self._gates()
-        weight_input, bias_input = _stacked([gate.input_transform for gate in gates])
         weight_hidden, bias_hidden = _stacked([gate.hidden_transform for gate in gates])
-        projected = F.linear(batched, weight_input, bias_input)
+        projected = _input_projection(batched, gates)
         size = self.d_hidden
         sigmoid_size = (len(gates) - 1) * size
         coupled = self.forget_gate is None
@@ -239,7 +234,7 @@ class BiLstmConfig(Config):
         return BiLstm(self, device)
 
 
-class BiLstm(Module):
+class BiLstm(_Bidirectional[Lstm]):
     """A bidirectional single-layer LSTM, as PyTorch's ``nn.LSTM(bidirectional=True)``.
 
     ``forward_direction`` reads the sequence first to last and ``reverse_direction`` last to first
@@ -249,19 +244,7 @@ class BiLstm(Module):
     """
 
     def __init__(self, config: BiLstmConfig, device: Device) -> None:
-        direction = LstmConfig(
-            config.d_input,
-            config.d_hidden,
-            config.bias,
-            initializer=config.initializer,
-            clip=config.clip,
-            input_forget=config.input_forget,
-        )
-        self.forward_direction: Lstm = direction.init(device)
-        self.reverse_direction: Lstm = direction.init(device)
-        self.d_input = config.d_input
-        self.d_hidden = config.d_hidden
-        self.batch_first = config.batch_first
+        super().__init__(config, LstmConfig, device)
 
     def forward(self, input: Tensor, state: LstmState | None = None) -> tuple[Tensor, LstmState]:
         """Runs the sequence in both directions.
@@ -279,18 +262,6 @@ class BiLstm(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        op = "BiLstm.forward"
-        batched = _batch_first_input(op, input, self.d_input, self.batch_first)
-        forward_state: LstmState | None = None
-        reverse_state: LstmState | None = None
-        if state is not None:
-            batch = batched.dims()[0]
-            forward_cell, reverse_cell = _bi_state(op, "state.cell", state.cell, batch, self.d_hidden)
-            forward_hidden, reverse_hidden = _bi_state(op, "state.hidden", state.hidden, batch, self.d_hidden)
-            forward_state = LstmState(forward_cell, forward_hidden)
-            reverse_state = LstmState(reverse_cell, reverse_hidden)
-        forward_output, forward_final = self.forward_direction._run(batched, forward_state, False, op)
-        reverse_output, reverse_final = self.reverse_direction._run(batched, reverse_state, True, op)
-        output = Tensor.cat([forward_output, reverse_output], 2)
-        final = LstmState.stack([forward_final, reverse_final], 0)
-        return (output if self.batch_first else output.swap_dims(0, 1)), final
+        states = [] if state is None else [("state.cell", state.cell), ("state.hidden", state.hidden)]
+        output, forward_final, reverse_final = self._run_both("BiLstm.forward", input, states, LstmState)
+        return output, LstmState.stack([forward_final, reverse_final], 0)

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 from burn_backend import Device, DType, Tensor
 from burn_backend import module as F
@@ -60,6 +61,14 @@ def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> 
 def _channel_view(tensor: Tensor, rank: int) -> Tensor:
     """A per-channel ``[C]`` tensor shaped ``[1, C, 1, ...]`` to broadcast over a rank-``rank`` input."""
     return tensor.reshape([1, tensor.dims()[0]] + [1] * (rank - 2))
+
+
+def _scale_and_shift(size: int, device: Device, affine: bool = True) -> tuple[Param | None, Param | None]:
+    """A per-channel scale ``gamma`` (ones at first) and shift ``beta`` (zeros), or neither without
+    ``affine``."""
+    if not affine:
+        return None, None
+    return Initializer.Ones().init([size], device), Initializer.Zeros().init([size], device)
 
 
 def _affine(normalized: Tensor, gamma: Param | None, beta: Param | None) -> Tensor:
@@ -243,9 +252,7 @@ class GroupNorm(Module):
                 f"GroupNorm: num_channels {config.num_channels} is not divisible by num_groups "
                 f"{config.num_groups}"
             )
-        size = [config.num_channels]
-        self.gamma: Param | None = Initializer.Ones().init(size, device) if config.affine else None
-        self.beta: Param | None = Initializer.Zeros().init(size, device) if config.affine else None
+        self.gamma, self.beta = _scale_and_shift(config.num_channels, device, config.affine)
         self.num_groups = config.num_groups
         self.num_channels = config.num_channels
         self.epsilon = _check_epsilon("GroupNorm", config.epsilon)
@@ -288,9 +295,7 @@ class InstanceNorm(Module):
 
     def __init__(self, config: InstanceNormConfig, device: Device) -> None:
         _positive_size("InstanceNorm", "num_channels", config.num_channels)
-        size = [config.num_channels]
-        self.gamma: Param | None = Initializer.Ones().init(size, device) if config.affine else None
-        self.beta: Param | None = Initializer.Zeros().init(size, device) if config.affine else None
+        self.gamma, self.beta = _scale_and_shift(config.num_channels, device, config.affine)
         self.num_channels = config.num_channels
         self.epsilon = _check_epsilon("InstanceNorm", config.epsilon)
         self.affine = config.affine
@@ -401,88 +406,64 @@ class _IdentityKind(NormalizationConfig):
 
 
 @dataclass(frozen=True)
-class _BatchKind(NormalizationConfig):
+class _OfLayerConfig:
+    """A normalization kind holding its layer's ``config``, whose field ``features`` counts the features."""
+
+    config: Any
+    features: ClassVar[str]
+
+    def init(self, device: Device) -> Module:
+        layer: Module = self.config.init(device)
+        return layer
+
+    @property
+    def num_features(self) -> int:
+        count: int = getattr(self.config, self.features)
+        return count
+
+    def with_num_features(self, num_features: int) -> NormalizationConfig:
+        resized = dataclasses.replace(self.config, **{self.features: num_features})
+        return cast(NormalizationConfig, dataclasses.replace(self, config=resized))
+
+
+@dataclass(frozen=True)
+class _BatchKind(_OfLayerConfig, NormalizationConfig):
     """A ``BatchNorm``."""
 
     config: BatchNormConfig
-
-    def init(self, device: Device) -> Module:
-        return self.config.init(device)
-
-    @property
-    def num_features(self) -> int:
-        return self.config.num_features
-
-    def with_num_features(self, num_features: int) -> NormalizationConfig:
-        return _BatchKind(self.config.with_num_features(num_features))
+    features = "num_features"
 
 
 @dataclass(frozen=True)
-class _GroupKind(NormalizationConfig):
+class _GroupKind(_OfLayerConfig, NormalizationConfig):
     """A ``GroupNorm`` (its ``num_channels`` are the features)."""
 
     config: GroupNormConfig
-
-    def init(self, device: Device) -> Module:
-        return self.config.init(device)
-
-    @property
-    def num_features(self) -> int:
-        return self.config.num_channels
-
-    def with_num_features(self, num_features: int) -> NormalizationConfig:
-        return _GroupKind(self.config.with_num_channels(num_features))
+    features = "num_channels"
 
 
 @dataclass(frozen=True)
-class _InstanceKind(NormalizationConfig):
+class _InstanceKind(_OfLayerConfig, NormalizationConfig):
     """An ``InstanceNorm`` (its ``num_channels`` are the features)."""
 
     config: InstanceNormConfig
-
-    def init(self, device: Device) -> Module:
-        return self.config.init(device)
-
-    @property
-    def num_features(self) -> int:
-        return self.config.num_channels
-
-    def with_num_features(self, num_features: int) -> NormalizationConfig:
-        return _InstanceKind(self.config.with_num_channels(num_features))
+    features = "num_channels"
 
 
 @dataclass(frozen=True)
-class _LayerKind(NormalizationConfig):
+class _LayerKind(_OfLayerConfig, NormalizationConfig):
     """A ``LayerNorm`` (its ``d_model`` is the number of features)."""
 
     config: LayerNormConfig
-
-    def init(self, device: Device) -> Module:
-        return self.config.init(device)
-
-    @property
-    def num_features(self) -> int:
-        return self.config.d_model
-
-    def with_num_features(self, num_features: int) -> NormalizationConfig:
-        return _LayerKind(self.config.with_d_model(num_features))
+    features = "d_model"
 
 
 @dataclass(frozen=True)
-class _RmsKind(NormalizationConfig):
+class _RmsKind(_OfLayerConfig, NormalizationConfig):
     """An ``RmsNorm`` (its ``d_model`` is the number of features)."""
 
     config: RmsNormConfig
-
-    def init(self, device: Device) -> Module:
-        return self.config.init(device)
-
-    @property
-    def num_features(self) -> int:
-        return self.config.d_model
-
-    def with_num_features(self, num_features: int) -> NormalizationConfig:
-        return _RmsKind(self.config.with_d_model(num_features))
+    features = "d_model"
 
 
 for _name, _kind in (

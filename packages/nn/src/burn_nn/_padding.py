@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ._config import variant
+from ._config import Config, variant
 
 __all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingConfig3d"]
 
@@ -38,26 +38,49 @@ class _PaddingConfig:
             ValueError: ``Same`` padding where the output cannot keep the input's size with equal
                 padding on both sides (a stride other than 1, or an even ``dilation * (kernel_size - 1)``).
         """
+        if len(kernel_size) != self._DIMS or len(stride) != self._DIMS:
+            raise ValueError(
+                f"{layer}: {type(self).__qualname__} pads {self._DIMS} spatial dim(s), got kernel_size "
+                f"{list(kernel_size)} and stride {list(stride)}"
+            )
+        return self._padding(kernel_size, stride, dilation, layer)
+
+    def _padding(
+        self, kernel_size: Sequence[int], stride: Sequence[int], dilation: Sequence[int], layer: str
+    ) -> tuple[int, ...]:
         raise NotImplementedError(f"{type(self).__qualname__} is not a padding kind")
 
 
-def _same_padding(
-    kernel_size: Sequence[int], stride: Sequence[int], dilation: Sequence[int], layer: str
-) -> tuple[int, ...]:
-    kernel, strides, dilations = list(kernel_size), list(stride), list(dilation)
-    if any(s != 1 for s in strides):
-        raise ValueError(
-            f"{layer}: Same padding keeps the input size only with stride 1 along every dim, got stride "
-            f"{strides}; use Explicit padding with a larger stride"
-        )
-    spans = [d * (k - 1) for k, d in zip(kernel, dilations)]
-    if any(span % 2 for span in spans):
-        raise ValueError(
-            f"{layer}: Same padding with an even kernel size is not supported: it pads both sides equally, "
-            f"which needs dilation * (kernel_size - 1) even along every dim (an odd kernel), got kernel_size "
-            f"{kernel} and dilation {dilations}; use Explicit padding"
-        )
-    return tuple(span // 2 for span in spans)
+class _Valid(_PaddingConfig):
+    """No padding: windows lie inside the input."""
+
+    def _padding(
+        self, kernel_size: Sequence[int], stride: Sequence[int], dilation: Sequence[int], layer: str
+    ) -> tuple[int, ...]:
+        return (0,) * self._DIMS
+
+
+class _Same(_PaddingConfig):
+    """As many zeros on each side as keep the output the size of the input: ``dilation * (kernel_size -
+    1) / 2`` per dim, which needs stride 1 and an odd kernel (PyTorch's ``padding="same"`` for those)."""
+
+    def _padding(
+        self, kernel_size: Sequence[int], stride: Sequence[int], dilation: Sequence[int], layer: str
+    ) -> tuple[int, ...]:
+        kernel, strides, dilations = list(kernel_size), list(stride), list(dilation)
+        if any(s != 1 for s in strides):
+            raise ValueError(
+                f"{layer}: Same padding keeps the input size only with stride 1 along every dim, got stride "
+                f"{strides}; use Explicit padding with a larger stride"
+            )
+        spans = [d * (k - 1) for k, d in zip(kernel, dilations)]
+        if any(span % 2 for span in spans):
+            raise ValueError(
+                f"{layer}: Same padding with an even kernel size is not supported: it pads both sides "
+                "equally, which needs dilation * (kernel_size - 1) even along every dim (an odd kernel), "
+                f"got kernel_size {kernel} and dilation {dilations}; use Explicit padding"
+            )
+        return tuple(span // 2 for span in spans)
 
 
 def _explicit_sizes(config: Any) -> tuple[int, ...]:
@@ -71,14 +94,16 @@ def _explicit_sizes(config: Any) -> tuple[int, ...]:
     return sizes
 
 
-def _check_dims(
-    config: _PaddingConfig, kernel_size: Sequence[int], stride: Sequence[int], layer: str
-) -> None:
-    if len(kernel_size) != config._DIMS or len(stride) != config._DIMS:
-        raise ValueError(
-            f"{layer}: {type(config).__qualname__} pads {config._DIMS} spatial dim(s), got kernel_size "
-            f"{list(kernel_size)} and stride {list(stride)}"
-        )
+class _Explicit(_PaddingConfig):
+    """Given numbers of zeros on both sides of each spatial dim."""
+
+    def __post_init__(self) -> None:
+        _explicit_sizes(self)
+
+    def _padding(
+        self, kernel_size: Sequence[int], stride: Sequence[int], dilation: Sequence[int], layer: str
+    ) -> tuple[int, ...]:
+        return _explicit_sizes(self)
 
 
 @variant
@@ -93,8 +118,8 @@ class PaddingConfig1d(_PaddingConfig):
     """
 
     _DIMS = 1
-    Valid: ClassVar[type[_Valid1d]]
-    Same: ClassVar[type[_Same1d]]
+    Valid: ClassVar[type[PaddingConfig1d]]
+    Same: ClassVar[type[PaddingConfig1d]]
     Explicit: ClassVar[type[_Explicit1d]]
 
 
@@ -111,8 +136,8 @@ class PaddingConfig2d(_PaddingConfig):
     """
 
     _DIMS = 2
-    Valid: ClassVar[type[_Valid2d]]
-    Same: ClassVar[type[_Same2d]]
+    Valid: ClassVar[type[PaddingConfig2d]]
+    Same: ClassVar[type[PaddingConfig2d]]
     Explicit: ClassVar[type[_Explicit2d]]
 
 
@@ -127,68 +152,9 @@ class PaddingConfig3d(_PaddingConfig):
     """
 
     _DIMS = 3
-    Valid: ClassVar[type[_Valid3d]]
-    Same: ClassVar[type[_Same3d]]
+    Valid: ClassVar[type[PaddingConfig3d]]
+    Same: ClassVar[type[PaddingConfig3d]]
     Explicit: ClassVar[type[_Explicit3d]]
-
-
-class _Valid(_PaddingConfig):
-    """No padding: windows lie inside the input."""
-
-    def calculate_padding(
-        self,
-        kernel_size: Sequence[int],
-        stride: Sequence[int],
-        dilation: Sequence[int],
-        *,
-        layer: str = "padding",
-    ) -> tuple[int, ...]:
-        _check_dims(self, kernel_size, stride, layer)
-        return (0,) * self._DIMS
-
-
-class _Same(_PaddingConfig):
-    """As many zeros on each side as keep the output the size of the input: ``dilation * (kernel_size -
-    1) / 2`` per dim, which needs stride 1 and an odd kernel (PyTorch's ``padding="same"`` for those)."""
-
-    def calculate_padding(
-        self,
-        kernel_size: Sequence[int],
-        stride: Sequence[int],
-        dilation: Sequence[int],
-        *,
-        layer: str = "padding",
-    ) -> tuple[int, ...]:
-        _check_dims(self, kernel_size, stride, layer)
-        return _same_padding(kernel_size, stride, dilation, layer)
-
-
-class _Explicit(_PaddingConfig):
-    """Given numbers of zeros on both sides of each spatial dim."""
-
-    def __post_init__(self) -> None:
-        _explicit_sizes(self)
-
-    def calculate_padding(
-        self,
-        kernel_size: Sequence[int],
-        stride: Sequence[int],
-        dilation: Sequence[int],
-        *,
-        layer: str = "padding",
-    ) -> tuple[int, ...]:
-        _check_dims(self, kernel_size, stride, layer)
-        return _explicit_sizes(self)
-
-
-@dataclass(frozen=True)
-class _Valid1d(_Valid, PaddingConfig1d):
-    """No padding."""
-
-
-@dataclass(frozen=True)
-class _Same1d(_Same, PaddingConfig1d):
-    """The output keeps the input's length (stride 1, odd kernel)."""
 
 
 @dataclass(frozen=True)
@@ -199,31 +165,11 @@ class _Explicit1d(_Explicit, PaddingConfig1d):
 
 
 @dataclass(frozen=True)
-class _Valid2d(_Valid, PaddingConfig2d):
-    """No padding."""
-
-
-@dataclass(frozen=True)
-class _Same2d(_Same, PaddingConfig2d):
-    """The output keeps the input's height and width (stride 1, odd kernel)."""
-
-
-@dataclass(frozen=True)
 class _Explicit2d(_Explicit, PaddingConfig2d):
     """``height`` zeros above and below, ``width`` zeros left and right."""
 
     height: int
     width: int
-
-
-@dataclass(frozen=True)
-class _Valid3d(_Valid, PaddingConfig3d):
-    """No padding."""
-
-
-@dataclass(frozen=True)
-class _Same3d(_Same, PaddingConfig3d):
-    """The output keeps the input's depth, height and width (stride 1, odd kernel)."""
 
 
 @dataclass(frozen=True)
@@ -236,15 +182,24 @@ class _Explicit3d(_Explicit, PaddingConfig3d):
 
 
 # JSON names the kind by class name (``{"Explicit": {...}}``), and pickling finds ``Family.Kind``
-for _family, _kinds in (
-    (PaddingConfig1d, (_Valid1d, _Same1d, _Explicit1d)),
-    (PaddingConfig2d, (_Valid2d, _Same2d, _Explicit2d)),
-    (PaddingConfig3d, (_Valid3d, _Same3d, _Explicit3d)),
+for _family, _explicit in (
+    (PaddingConfig1d, _Explicit1d),
+    (PaddingConfig2d, _Explicit2d),
+    (PaddingConfig3d, _Explicit3d),
 ):
-    for _kind, _name in zip(_kinds, ("Valid", "Same", "Explicit")):
+    for _name, _kind in (("Valid", _Valid), ("Same", _Same), ("Explicit", _explicit)):
+        if _kind is not _explicit:
+            _kind = dataclass(frozen=True)(type(_name, (_kind, _family), {"__doc__": _kind.__doc__}))
         _kind.__name__ = _name
         _kind.__qualname__ = f"{_family.__name__}.{_name}"
         setattr(_family, _name, _kind)
+
+
+def check_padding(layer: str, padding: object, dims: int) -> None:
+    """Raise ``TypeError`` unless ``padding`` is a padding config of ``dims`` spatial dims."""
+    family = (PaddingConfig1d, PaddingConfig2d, PaddingConfig3d)[dims - 1]
+    if not isinstance(padding, family):
+        raise TypeError(f"{layer}: padding must be a {family.__name__}, got {padding!r}")
 
 
 def frozen_sizes(config: Any) -> None:
@@ -254,6 +209,14 @@ def frozen_sizes(config: Any) -> None:
         value = getattr(config, field.name)
         if isinstance(value, list):
             object.__setattr__(config, field.name, tuple(value))
+
+
+class SizesConfig(Config):
+    """A config with size fields (``kernel_size``, ``stride``, ...) whose list values (as JSON and callers
+    may give them) become tuples, so that equal configs compare equal."""
+
+    def __post_init__(self) -> None:
+        frozen_sizes(self)
 
 
 def check_sizes(layer: str, name: str, value: Any, count: int, minimum: int) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from burn_backend import module as F
 
 from ._config import Config
 from ._module import Module
-from ._padding import PaddingConfig1d, PaddingConfig2d, check_sizes, frozen_sizes
+from ._padding import PaddingConfig1d, PaddingConfig2d, SizesConfig, check_padding, check_sizes, frozen_sizes
 
 __all__ = [
     "MaxPool1d",
@@ -53,9 +53,7 @@ def _window(
     kernel = check_sizes(layer, "kernel_size", kernel_size, dims, 1)
     strides = check_sizes(layer, "stride", stride, dims, 1)
     dilations = check_sizes(layer, "dilation", dilation, dims, 1)
-    family = PaddingConfig1d if dims == 1 else PaddingConfig2d
-    if not isinstance(padding, family):
-        raise TypeError(f"{layer}: padding must be a {family.__name__}, got {padding!r}")
+    check_padding(layer, padding, dims)
     return kernel, strides, dilations, padding.calculate_padding(kernel, strides, dilations, layer=layer)
 
 
@@ -281,13 +279,10 @@ class AdaptiveAvgPool1d(Module):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2dConfig(Config):
+class AdaptiveAvgPool2dConfig(SizesConfig):
     """Settings of an ``AdaptiveAvgPool2d`` layer: ``output_size``, the output's ``(height, width)``."""
 
     output_size: tuple[int, int]
-
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
 
     def init(self, device: Device | None = None) -> AdaptiveAvgPool2d:
         """An ``AdaptiveAvgPool2d`` layer (it has no parameters; ``device`` is accepted for uniformity)."""

@@ -11,7 +11,7 @@ from burn_backend import module as F
 
 from ._config import Config
 from ._module import Module
-from ._padding import check_sizes, frozen_sizes
+from ._padding import SizesConfig, check_sizes
 
 __all__ = [
     "InterpolateMode",
@@ -146,16 +146,13 @@ class Interpolate1d(Module):
         return plane.squeeze_dim(2)
 
 
-class Interpolate2dConfig(Config):
+class Interpolate2dConfig(SizesConfig):
     """Settings of an ``Interpolate2d`` layer: exactly one of ``output_size`` (the output's ``(height,
     width)``) and ``scale_factor`` (per-dim factors; sizes are rounded down), and the ``mode``."""
 
     output_size: tuple[int, int] | None = None
     scale_factor: tuple[float, float] | None = None
     mode: InterpolateMode = InterpolateMode.NEAREST
-
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
 
     def init(self, device: Device | None = None) -> Interpolate2d:
         """An ``Interpolate2d`` layer (raises as ``Interpolate1dConfig.init``)."""
@@ -258,7 +255,7 @@ class PixelUnshuffle(Module):
         )
 
 
-class Unfold4dConfig(Config):
+class Unfold4dConfig(SizesConfig):
     """Settings of an ``Unfold4d`` layer: the window's ``kernel_size``, ``stride``, ``dilation`` and
     ``padding`` (zeros on both sides), each a ``(height, width)`` pair."""
 
@@ -266,9 +263,6 @@ class Unfold4dConfig(Config):
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: tuple[int, int] = (0, 0)
-
-    def __post_init__(self) -> None:
-        frozen_sizes(self)
 
     def init(self, device: Device | None = None) -> Unfold4d:
         """An ``Unfold4d`` layer (it has no parameters; ``device`` is accepted for uniformity)."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from burn_backend import Device, Tensor
 from burn_backend import activation as A
@@ -119,9 +120,13 @@ def _batch_first_input(op: str, input: Tensor, d_input: int, batch_first: bool) 
     return batched
 
 
-def _check_state(op: str, name: str, state: Tensor, expected: list[int]) -> Tensor:
+def _initial_state(op: str, name: str, state: Tensor | None, batched: Tensor, d_hidden: int) -> Tensor:
+    """The initial ``[batch, d_hidden]`` state of a run over ``batched``: ``state`` checked, or zeros."""
+    if state is None:
+        return Tensor.zeros([batched.dims()[0], d_hidden], batched.device, batched.dtype)
     if not isinstance(state, Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(state).__name__}")
+    expected = [batched.dims()[0], d_hidden]
     if state.dims() != expected:
         raise ValueError(f"{op}: {name} has shape {state.dims()}, expected {expected} ([batch, d_hidden])")
     return state
@@ -139,8 +144,10 @@ def _bi_state(op: str, name: str, state: Tensor, batch: int, d_hidden: int) -> t
     return state.narrow(0, 0, 1).squeeze_dim(0), state.narrow(0, 1, 1).squeeze_dim(0)
 
 
-def _zeros_state(input: Tensor, d_hidden: int) -> Tensor:
-    return Tensor.zeros([input.dims()[0], d_hidden], input.device, input.dtype)
+def _input_projection(batched: Tensor, gates: Sequence[GateController]) -> Tensor:
+    """``batched`` ``[batch, seq, d_input]`` through the input transforms of ``gates``, side by side."""
+    weight, bias = _stacked([gate.input_transform for gate in gates])
+    return F.linear(batched, weight, bias)
 
 
 def _scan(
@@ -163,6 +170,78 @@ def _scan(
     if reverse:
         outputs.reverse()
     return Tensor.stack(outputs, 1), state
+
+
+class _Direction(Protocol):
+    """A one-direction recurrent layer: ``Rnn``, ``Lstm`` or ``Gru``."""
+
+    d_input: int
+    d_hidden: int
+
+    def _run(self, batched: Tensor, state: Any, reverse: bool, op: str) -> tuple[Tensor, Any]:
+        """The recurrence over ``batched`` (``[batch, seq, d_input]``): outputs and final state."""
+
+
+D = TypeVar("D", bound=_Direction)
+D_co = TypeVar("D_co", bound=_Direction, covariant=True)
+
+
+class _DirectionConfig(Protocol[D_co]):
+    """The config of a one-direction layer."""
+
+    def init(self, device: Device) -> D_co:
+        """The layer on ``device``."""
+
+
+def _run_one(
+    layer: _Direction, op: str, input: Tensor, state: Any, batch_first: bool, reverse: bool
+) -> tuple[Tensor, Any]:
+    """``layer``'s outputs over ``input`` (laid out as ``batch_first`` says) and its final state."""
+    batched = _batch_first_input(op, input, layer.d_input, batch_first)
+    output, final = layer._run(batched, state, reverse, op)
+    return (output if batch_first else output.swap_dims(0, 1)), final
+
+
+class _Bidirectional(Module, Generic[D]):
+    """What ``BiRnn``, ``BiLstm`` and ``BiGru`` share: a layer per direction, both run over the input,
+    their outputs joined along the features."""
+
+    def __init__(self, config: Any, direction: Callable[..., _DirectionConfig[D]], device: Device) -> None:
+        """Both directions made by the ``direction`` config with ``config``'s settings but ``batch_first``
+        (each direction runs on batch-first inputs)."""
+        settings = {
+            field.name: getattr(config, field.name)
+            for field in dataclasses.fields(config)
+            if field.name != "batch_first"
+        }
+        one_direction = direction(**settings)
+        self.forward_direction: D = one_direction.init(device)
+        self.reverse_direction: D = one_direction.init(device)
+        self.d_input = config.d_input
+        self.d_hidden = config.d_hidden
+        self.batch_first = config.batch_first
+
+    def _run_both(
+        self,
+        op: str,
+        input: Tensor,
+        states: Sequence[tuple[str, Tensor]],
+        pack: Callable[..., Any] = lambda state: state,
+    ) -> tuple[Tensor, Any, Any]:
+        """The joined outputs (``[batch, seq, 2 * d_hidden]``, laid out as ``batch_first`` says) and the
+        final states of the forward and reverse directions.
+
+        ``states`` are the named initial state tensors ``[2, batch, d_hidden]`` (none: zeros); ``pack``
+        makes one direction's state of its halves of them.
+        """
+        batched = _batch_first_input(op, input, self.d_input, self.batch_first)
+        halves = [_bi_state(op, name, state, batched.dims()[0], self.d_hidden) for name, state in states]
+        forward_state = pack(*(half[0] for half in halves)) if halves else None
+        reverse_state = pack(*(half[1] for half in halves)) if halves else None
+        forward_output, forward_final = self.forward_direction._run(batched, forward_state, False, op)
+        reverse_output, reverse_final = self.reverse_direction._run(batched, reverse_state, True, op)
+        output = Tensor.cat([forward_output, reverse_output], 2)
+        return (output if self.batch_first else output.swap_dims(0, 1)), forward_final, reverse_final
 
 
 # -- Rnn ----------------------------------------------------------------------------------------------
@@ -243,9 +322,8 @@ class Rnn(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        batched = _batch_first_input("Rnn.forward", input, self.d_input, self.batch_first)
-        output, hidden = self._run(batched, state, self.reverse, "Rnn.forward")
-        return (output if self.batch_first else output.swap_dims(0, 1)), RnnState(hidden)
+        output, hidden = _run_one(self, "Rnn.forward", input, state, self.batch_first, self.reverse)
+        return output, RnnState(hidden)
 
     def _run(
         self, batched: Tensor, state: RnnState | Tensor | None, reverse: bool, op: str
@@ -253,13 +331,9 @@ class Rnn(Module):
         """The recurrence over ``batched`` (``[batch, seq, d_input]``): outputs and final hidden."""
         if isinstance(state, RnnState):
             state = state.hidden
-        if state is None:
-            hidden = _zeros_state(batched, self.d_hidden)
-        else:
-            hidden = _check_state(op, "state.hidden", state, [batched.dims()[0], self.d_hidden])
-        weight_input, bias_input = _stacked([self.gate.input_transform])
+        hidden = _initial_state(op, "state.hidden", state, batched, self.d_hidden)
         weight_hidden, bias_hidden = _stacked([self.gate.hidden_transform])
-        projected = F.linear(batched, weight_input, bias_input)
+        projected = _input_projection(batched, [self.gate])
         activation = A.relu if self.hidden_activation == "relu" else A.tanh
         clip = self.clip
 
@@ -290,7 +364,7 @@ class BiRnnConfig(Config):
         return BiRnn(self, device)
 
 
-class BiRnn(Module):
+class BiRnn(_Bidirectional[Rnn]):
     """A bidirectional single-layer Elman network, as PyTorch's ``nn.RNN(bidirectional=True)``.
 
     ``forward_direction`` reads the sequence first to last and ``reverse_direction`` last to first
@@ -300,19 +374,7 @@ class BiRnn(Module):
     """
 
     def __init__(self, config: BiRnnConfig, device: Device) -> None:
-        direction = RnnConfig(
-            config.d_input,
-            config.d_hidden,
-            config.bias,
-            initializer=config.initializer,
-            clip=config.clip,
-            hidden_activation=config.hidden_activation,
-        )
-        self.forward_direction: Rnn = direction.init(device)
-        self.reverse_direction: Rnn = direction.init(device)
-        self.d_input = config.d_input
-        self.d_hidden = config.d_hidden
-        self.batch_first = config.batch_first
+        super().__init__(config, RnnConfig, device)
 
     def forward(self, input: Tensor, state: RnnState | None = None) -> tuple[Tensor, RnnState]:
         """Runs the sequence in both directions.
@@ -330,16 +392,6 @@ class BiRnn(Module):
             ValueError: the input is not rank 3 with ``d_input`` features, or the state's shape is
                 wrong.
         """
-        op = "BiRnn.forward"
-        batched = _batch_first_input(op, input, self.d_input, self.batch_first)
-        forward_state: Tensor | None = None
-        reverse_state: Tensor | None = None
-        if state is not None:
-            forward_state, reverse_state = _bi_state(
-                op, "state.hidden", state.hidden, batched.dims()[0], self.d_hidden
-            )
-        forward_output, forward_hidden = self.forward_direction._run(batched, forward_state, False, op)
-        reverse_output, reverse_hidden = self.reverse_direction._run(batched, reverse_state, True, op)
-        output = Tensor.cat([forward_output, reverse_output], 2)
-        hidden = Tensor.stack([forward_hidden, reverse_hidden], 0)
-        return (output if self.batch_first else output.swap_dims(0, 1)), RnnState(hidden)
+        states = [] if state is None else [("state.hidden", state.hidden)]
+        output, forward_hidden, reverse_hidden = self._run_both("BiRnn.forward", input, states)
+        return output, RnnState(Tensor.stack([forward_hidden, reverse_hidden], 0))

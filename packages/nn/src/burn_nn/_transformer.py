@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from burn_backend import Device, Tensor
 from burn_backend import activation as A
 
-from ._attention import MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, TensorCache
+from ._attention import MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, TensorCache, _Masks
 from ._config import Config
 from ._dropout import Dropout, DropoutConfig
 from ._initializer import Initializer
@@ -33,6 +34,8 @@ __all__ = [
     "TransformerEncoderLayer",
     "TransformerEncoderLayerAutoregressiveCache",
 ]
+
+C = TypeVar("C", bound="_LayerCache")
 
 _DEFAULT_INITIALIZER = Initializer.KaimingUniform(gain=1 / math.sqrt(3.0))
 
@@ -156,7 +159,7 @@ class TransformerEncoderConfig(Config):
         return TransformerEncoder(self, device)
 
 
-class TransformerEncoderInput:
+class TransformerEncoderInput(_Masks):
     """The input of ``TransformerEncoder.forward``: ``tensor`` ``[batch, seq, d_model]`` and optional Bool
     masks (true masks out): ``mask_pad`` ``[batch, seq]`` and ``mask_attn`` ``[batch, seq, seq]``.
 
@@ -164,7 +167,7 @@ class TransformerEncoderInput:
         >>> input = TransformerEncoderInput(x).mask_pad(padding.mask)
     """
 
-    __slots__ = ("_mask_attn", "_mask_pad", "tensor")
+    __slots__ = ("tensor",)
 
     def __init__(
         self, tensor: Tensor, mask_pad: Tensor | None = None, mask_attn: Tensor | None = None
@@ -181,16 +184,6 @@ class TransformerEncoderInput:
         """This input with the attention mask ``mask_attn``."""
         return TransformerEncoderInput(self.tensor, self._mask_pad, mask_attn)
 
-    @property
-    def padding_mask(self) -> Tensor | None:
-        """The padding mask, if any."""
-        return self._mask_pad
-
-    @property
-    def attention_mask(self) -> Tensor | None:
-        """The attention mask, if any."""
-        return self._mask_attn
-
 
 def _self_attention_input(tensor: Tensor, mask_pad: Tensor | None, mask_attn: Tensor | None) -> MhaInput:
     return MhaInput(tensor, tensor, tensor, mask_pad, mask_attn)
@@ -206,21 +199,114 @@ def _attend(mha: MultiHeadAttention, input: MhaInput, slot: MhaCache | None) -> 
     return (mha.forward(input) if slot is None else mha.forward_cache(input, slot)).context
 
 
-class TransformerEncoderLayerAutoregressiveCache:
-    """The cache of one ``TransformerEncoderLayer`` for autoregressive inference (updated in place)."""
+def _norm_step(norm: LayerNorm, slot: TensorCache | None) -> Callable[[Tensor], Tensor]:
+    """``norm``, computed for the newest position only when there is a cache slot."""
+    return lambda tensor: _positionwise(slot, norm.forward, tensor)
 
-    __slots__ = ("mha", "norm_1", "norm_2", "pwff")
+
+def _feed_forward(
+    config: TransformerEncoderConfig | TransformerDecoderConfig, dropout: float, device: Device
+) -> PositionWiseFeedForward:
+    return PositionWiseFeedForwardConfig(
+        config.d_model,
+        config.d_ff,
+        dropout=dropout,
+        initializer=config.initializer,
+        activation=config.activation,
+    ).init(device)
+
+
+def _attention_config(
+    config: TransformerEncoderConfig | TransformerDecoderConfig, dropout: float
+) -> MultiHeadAttentionConfig:
+    return MultiHeadAttentionConfig(
+        config.d_model,
+        config.n_heads,
+        dropout=dropout,
+        quiet_softmax=config.quiet_softmax,
+        initializer=config.initializer,
+    )
+
+
+class _ResidualLayer(Module):
+    """What encoder and decoder layers share: blocks in residual connections with dropout, each with a
+    layer norm before it (pre-norm, ``norm_first``) or after the residual sum (post-norm)."""
+
+    dropout: Dropout
+    norm_first: bool
+
+    def _residual(
+        self,
+        x: Tensor,
+        block: Callable[[Tensor], Tensor],
+        norm_before: Callable[[Tensor], Tensor],
+        norm_after: Callable[[Tensor], Tensor],
+    ) -> Tensor:
+        """``x + dropout(block(norm_before(x)))`` with ``norm_first``, else
+        ``norm_after(x + dropout(block(x)))``."""
+        if self.norm_first:
+            return x + self.dropout.forward(block(norm_before(x)))
+        return norm_after(x + self.dropout.forward(block(x)))
+
+
+L = TypeVar("L", bound=Module)
+
+
+class _LayerStack(Module, Generic[L]):
+    """What ``TransformerEncoder`` and ``TransformerDecoder`` share: ``n_layers`` layers and the
+    settings they were made with."""
+
+    def __init__(
+        self,
+        config: TransformerEncoderConfig | TransformerDecoderConfig,
+        make_layer: Callable[[], L],
+    ) -> None:
+        name = type(self).__name__
+        _check_sizes(name, config.d_model, config.d_ff, config.n_heads, config.n_layers)
+        _activation(name, config.activation)
+        self.layers: list[L] = [make_layer() for _ in range(config.n_layers)]
+        self.d_model = config.d_model
+        self.d_ff = config.d_ff
+        self.n_heads = config.n_heads
+        self.n_layers = config.n_layers
+        self.dropout = float(config.dropout)
+        self.norm_first = bool(config.norm_first)
+        self.quiet_softmax = bool(config.quiet_softmax)
+
+    def _check_cache(self, cache_layers: int) -> None:
+        if cache_layers != len(self.layers):
+            name = type(self).__name__
+            raise ValueError(
+                f"{name}.forward_autoregressive_inference: the cache has {cache_layers} "
+                f"layers, the {name.removeprefix('Transformer').lower()} {len(self.layers)}"
+            )
+
+
+class _LayerCache:
+    """The base of the per-layer autoregressive caches: the slots of the feed-forward network and of the
+    first two norms."""
+
+    __slots__ = ("norm_1", "norm_2", "pwff")
 
     def __init__(self) -> None:
-        self.mha = MhaCache.autoregressive()
         self.pwff = TensorCache()
         self.norm_1 = TensorCache()
         self.norm_2 = TensorCache()
 
     @classmethod
-    def empty(cls) -> TransformerEncoderLayerAutoregressiveCache:
+    def empty(cls: type[C]) -> C:
         """A cache holding nothing yet."""
         return cls()
+
+
+class TransformerEncoderLayerAutoregressiveCache(_LayerCache):
+    """The cache of one ``TransformerEncoderLayer`` for autoregressive inference (updated in place)."""
+
+    __slots__ = ("mha",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mha = MhaCache.autoregressive()
 
 
 class TransformerEncoderAutoregressiveCache:
@@ -233,7 +319,7 @@ class TransformerEncoderAutoregressiveCache:
         self.layers = [TransformerEncoderLayerAutoregressiveCache() for _ in range(n_layers)]
 
 
-class TransformerEncoderLayer(Module):
+class TransformerEncoderLayer(_ResidualLayer):
     """One encoder layer: self-attention and a feed-forward network, each in a residual block.
 
     Post-norm (``norm_first=False``): ``x = norm_1(x + attn(x))``, ``x = norm_2(x + ffn(x))``. Pre-norm:
@@ -245,20 +331,11 @@ class TransformerEncoderLayer(Module):
     def __init__(self, config: TransformerEncoderConfig, device: Device) -> None:
         _check_sizes("TransformerEncoderLayer", config.d_model, config.d_ff, config.n_heads, 1)
         dropout = config.dropout
-        self.mha: MultiHeadAttention = MultiHeadAttentionConfig(
-            config.d_model,
-            config.n_heads,
-            dropout=dropout if config.attention_dropout is None else config.attention_dropout,
-            quiet_softmax=config.quiet_softmax,
-            initializer=config.initializer,
-        ).init(device)
-        self.pwff: PositionWiseFeedForward = PositionWiseFeedForwardConfig(
-            config.d_model,
-            config.d_ff,
-            dropout=dropout if config.ffn_dropout is None else config.ffn_dropout,
-            initializer=config.initializer,
-            activation=config.activation,
-        ).init(device)
+        attention_dropout = dropout if config.attention_dropout is None else config.attention_dropout
+        self.mha: MultiHeadAttention = _attention_config(config, attention_dropout).init(device)
+        self.pwff: PositionWiseFeedForward = _feed_forward(
+            config, dropout if config.ffn_dropout is None else config.ffn_dropout, device
+        )
         norm = LayerNormConfig(config.d_model, epsilon=config.layer_norm_eps)
         self.norm_1: LayerNorm = norm.init(device)
         self.norm_2: LayerNorm = norm.init(device)
@@ -292,27 +369,21 @@ class TransformerEncoderLayer(Module):
         mask_attn: Tensor | None,
         cache: TransformerEncoderLayerAutoregressiveCache | None,
     ) -> Tensor:
-        norm_1 = norm_2 = pwff = None
-        if cache is not None:
-            norm_1, norm_2, pwff = cache.norm_1, cache.norm_2, cache.pwff
+        norm_1 = _norm_step(self.norm_1, None if cache is None else cache.norm_1)
+        norm_2 = _norm_step(self.norm_2, None if cache is None else cache.norm_2)
 
-        residual = _positionwise(norm_2, self.norm_2.forward, x) if self.norm_first else x
-        attention_input = _self_attention_input(residual, mask_pad, mask_attn)
-        x = x + self.dropout.forward(_attend(self.mha, attention_input, None if cache is None else cache.mha))
+        def attend(tensor: Tensor) -> Tensor:
+            attention_input = _self_attention_input(tensor, mask_pad, mask_attn)
+            return _attend(self.mha, attention_input, None if cache is None else cache.mha)
 
-        if self.norm_first:
-            residual = _positionwise(norm_1, self.norm_1.forward, x)
-        else:
-            x = _positionwise(norm_1, self.norm_1.forward, x)
-            residual = x
-        x = x + self.dropout.forward(_positionwise(pwff, self.pwff.forward, residual))
+        def feed_forward(tensor: Tensor) -> Tensor:
+            return _positionwise(None if cache is None else cache.pwff, self.pwff.forward, tensor)
 
-        if not self.norm_first:
-            x = _positionwise(norm_2, self.norm_2.forward, x)
-        return x
+        x = self._residual(x, attend, norm_2, norm_1)
+        return self._residual(x, feed_forward, norm_1, norm_2)
 
 
-class TransformerEncoder(Module):
+class TransformerEncoder(_LayerStack[TransformerEncoderLayer]):
     """A stack of ``TransformerEncoderLayer``s (Burn's ``TransformerEncoder``; PyTorch's
     ``nn.TransformerEncoder`` with ``batch_first=True`` and no final norm).
 
@@ -323,18 +394,7 @@ class TransformerEncoder(Module):
     """
 
     def __init__(self, config: TransformerEncoderConfig, device: Device) -> None:
-        _check_sizes("TransformerEncoder", config.d_model, config.d_ff, config.n_heads, config.n_layers)
-        _activation("TransformerEncoder", config.activation)
-        self.layers: list[TransformerEncoderLayer] = [
-            TransformerEncoderLayer(config, device) for _ in range(config.n_layers)
-        ]
-        self.d_model = config.d_model
-        self.d_ff = config.d_ff
-        self.n_heads = config.n_heads
-        self.n_layers = config.n_layers
-        self.dropout = float(config.dropout)
-        self.norm_first = bool(config.norm_first)
-        self.quiet_softmax = bool(config.quiet_softmax)
+        super().__init__(config, lambda: TransformerEncoderLayer(config, device))
 
     def forward(self, input: TransformerEncoderInput) -> Tensor:
         """Encode ``input.tensor`` ``[batch, seq, d_model]``; returns ``[batch, seq, d_model]``."""
@@ -350,11 +410,7 @@ class TransformerEncoder(Module):
         far (one more than the last call with this ``cache``) and only the newest is computed, the
         others coming from ``cache`` (updated in place). The result equals ``forward`` with a causal mask
         (``generate_autoregressive_mask``); no mask is needed here."""
-        if len(cache.layers) != len(self.layers):
-            raise ValueError(
-                f"TransformerEncoder.forward_autoregressive_inference: the cache has {len(cache.layers)} "
-                f"layers, the encoder {len(self.layers)}"
-            )
+        self._check_cache(len(cache.layers))
         x = input.tensor
         for layer, layer_cache in zip(self.layers, cache.layers):
             x = layer.forward_autoregressive_inference(
@@ -489,23 +545,16 @@ class TransformerDecoderInput:
         return self._memory_mask_attn
 
 
-class TransformerDecoderLayerAutoregressiveCache:
+class TransformerDecoderLayerAutoregressiveCache(_LayerCache):
     """The cache of one ``TransformerDecoderLayer`` for autoregressive inference (updated in place)."""
 
-    __slots__ = ("cross_attn", "norm_1", "norm_2", "norm_3", "pwff", "self_attn")
+    __slots__ = ("cross_attn", "norm_3", "self_attn")
 
     def __init__(self) -> None:
+        super().__init__()
         self.cross_attn = MhaCache.autoregressive_cross_attention()
         self.self_attn = MhaCache.autoregressive()
-        self.pwff = TensorCache()
-        self.norm_1 = TensorCache()
-        self.norm_2 = TensorCache()
         self.norm_3 = TensorCache()
-
-    @classmethod
-    def empty(cls) -> TransformerDecoderLayerAutoregressiveCache:
-        """A cache holding nothing yet."""
-        return cls()
 
 
 class TransformerDecoderAutoregressiveCache:
@@ -518,7 +567,7 @@ class TransformerDecoderAutoregressiveCache:
         self.layers = [TransformerDecoderLayerAutoregressiveCache() for _ in range(n_layers)]
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_ResidualLayer):
     """One decoder layer: self-attention over the target, cross-attention to the memory and a
     feed-forward network, each in a residual block.
 
@@ -531,22 +580,10 @@ class TransformerDecoderLayer(Module):
 
     def __init__(self, config: TransformerDecoderConfig, device: Device) -> None:
         _check_sizes("TransformerDecoderLayer", config.d_model, config.d_ff, config.n_heads, 1)
-        attention = MultiHeadAttentionConfig(
-            config.d_model,
-            config.n_heads,
-            dropout=config.dropout,
-            quiet_softmax=config.quiet_softmax,
-            initializer=config.initializer,
-        )
+        attention = _attention_config(config, config.dropout)
         self.cross_attn: MultiHeadAttention = attention.init(device)
         self.self_attn: MultiHeadAttention = attention.init(device)
-        self.pwff: PositionWiseFeedForward = PositionWiseFeedForwardConfig(
-            config.d_model,
-            config.d_ff,
-            dropout=config.dropout,
-            initializer=config.initializer,
-            activation=config.activation,
-        ).init(device)
+        self.pwff: PositionWiseFeedForward = _feed_forward(config, config.dropout, device)
         norm = LayerNormConfig(config.d_model, epsilon=config.layer_norm_eps)
         self.norm_1: LayerNorm = norm.init(device)
         self.norm_2: LayerNorm = norm.init(device)
@@ -568,40 +605,29 @@ class TransformerDecoderLayer(Module):
     def _forward(
         self, input: TransformerDecoderInput, cache: TransformerDecoderLayerAutoregressiveCache | None
     ) -> TransformerDecoderInput:
-        norm_1 = norm_2 = norm_3 = pwff = None
-        self_cache = cross_cache = None
-        if cache is not None:
-            norm_1, norm_2, norm_3, pwff = cache.norm_1, cache.norm_2, cache.norm_3, cache.pwff
-            self_cache, cross_cache = cache.self_attn, cache.cross_attn
+        norm_1 = _norm_step(self.norm_1, None if cache is None else cache.norm_1)
+        norm_2 = _norm_step(self.norm_2, None if cache is None else cache.norm_2)
+        norm_3 = _norm_step(self.norm_3, None if cache is None else cache.norm_3)
 
-        x = input.target
-        residual = _positionwise(norm_3, self.norm_3.forward, x) if self.norm_first else x
-        self_input = _self_attention_input(residual, input.target_padding_mask, input.target_attention_mask)
-        x = x + self.dropout.forward(_attend(self.self_attn, self_input, self_cache))
+        def self_attend(tensor: Tensor) -> Tensor:
+            self_input = _self_attention_input(tensor, input.target_padding_mask, input.target_attention_mask)
+            return _attend(self.self_attn, self_input, None if cache is None else cache.self_attn)
 
-        if self.norm_first:
-            residual = _positionwise(norm_1, self.norm_1.forward, x)
-        else:
-            x = _positionwise(norm_1, self.norm_1.forward, x)
-            residual = x
-        cross_input = MhaInput(
-            residual, input.memory, input.memory, input.memory_padding_mask, input.memory_attention_mask
-        )
-        x = x + self.dropout.forward(_attend(self.cross_attn, cross_input, cross_cache))
+        def cross_attend(tensor: Tensor) -> Tensor:
+            cross_input = MhaInput(
+                tensor, input.memory, input.memory, input.memory_padding_mask, input.memory_attention_mask
+            )
+            return _attend(self.cross_attn, cross_input, None if cache is None else cache.cross_attn)
 
-        if self.norm_first:
-            residual = _positionwise(norm_2, self.norm_2.forward, x)
-        else:
-            x = _positionwise(norm_2, self.norm_2.forward, x)
-            residual = x
-        x = x + self.dropout.forward(_positionwise(pwff, self.pwff.forward, residual))
+        def feed_forward(tensor: Tensor) -> Tensor:
+            return _positionwise(None if cache is None else cache.pwff, self.pwff.forward, tensor)
 
-        if not self.norm_first:
-            x = _positionwise(norm_3, self.norm_3.forward, x)
-        return input.with_target(x)
+        x = self._residual(input.target, self_attend, norm_3, norm_1)
+        x = self._residual(x, cross_attend, norm_1, norm_2)
+        return input.with_target(self._residual(x, feed_forward, norm_2, norm_3))
 
 
-class TransformerDecoder(Module):
+class TransformerDecoder(_LayerStack[TransformerDecoderLayer]):
     """A stack of ``TransformerDecoderLayer``s (Burn's ``TransformerDecoder``; PyTorch's
     ``nn.TransformerDecoder`` with ``batch_first=True`` and no final norm).
 
@@ -612,18 +638,7 @@ class TransformerDecoder(Module):
     """
 
     def __init__(self, config: TransformerDecoderConfig, device: Device) -> None:
-        _check_sizes("TransformerDecoder", config.d_model, config.d_ff, config.n_heads, config.n_layers)
-        _activation("TransformerDecoder", config.activation)
-        self.layers: list[TransformerDecoderLayer] = [
-            TransformerDecoderLayer(config, device) for _ in range(config.n_layers)
-        ]
-        self.d_model = config.d_model
-        self.d_ff = config.d_ff
-        self.n_heads = config.n_heads
-        self.n_layers = config.n_layers
-        self.dropout = float(config.dropout)
-        self.norm_first = bool(config.norm_first)
-        self.quiet_softmax = bool(config.quiet_softmax)
+        super().__init__(config, lambda: TransformerDecoderLayer(config, device))
 
     def forward(self, input: TransformerDecoderInput) -> Tensor:
         """Decode ``input.target`` attending to ``input.memory``; returns ``[batch, seq_t, d_model]``."""
@@ -638,11 +653,7 @@ class TransformerDecoder(Module):
         position so far (one more than the last call with this ``cache``) and only the newest is
         computed, the others (and the memory's keys and values) coming from ``cache`` (updated in place).
         The result equals ``forward`` with a causal target mask."""
-        if len(cache.layers) != len(self.layers):
-            raise ValueError(
-                f"TransformerDecoder.forward_autoregressive_inference: the cache has {len(cache.layers)} "
-                f"layers, the decoder {len(self.layers)}"
-            )
+        self._check_cache(len(cache.layers))
         for layer, layer_cache in zip(self.layers, cache.layers):
             input = layer.forward_autoregressive_inference(input, layer_cache)
         return input.target

@@ -12,6 +12,7 @@ from ._checks import (
     check_float,
     check_same_shape,
     check_tensor,
+    class_weights_and_smoothing,
     constant_like,
     describe,
 )
@@ -67,14 +68,9 @@ class BinaryCrossEntropyLoss(Module):
     """
 
     def __init__(self, config: BinaryCrossEntropyLossConfig, device: Device) -> None:
-        smoothing = config.smoothing
-        if smoothing is not None and not 0.0 <= smoothing <= 1.0:
-            raise ValueError(f"{_LOSS}: smoothing (alpha) must be in [0, 1], got {smoothing!r}")
-        weights = None if config.weights is None else [float(w) for w in config.weights]
-        if weights is not None and not all(w > 0.0 for w in weights):  # NaN fails too
-            raise ValueError(f"{_LOSS}: class weights must be positive, got {config.weights}")
-        self.weights: Tensor | None = None if weights is None else Tensor.from_data(weights, device)
-        self.smoothing: float | None = None if smoothing is None else float(smoothing)
+        self.weights, self.smoothing = class_weights_and_smoothing(
+            _LOSS, config.weights, config.smoothing, device
+        )
         self.logits: bool = bool(config.logits)
 
     def forward(self, logits: Tensor, targets: Tensor, reduction: Reduction = Reduction.AUTO) -> Tensor:

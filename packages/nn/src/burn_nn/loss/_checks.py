@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from burn_backend import DType, Kind, Tensor
+from collections.abc import Sequence
+
+from burn_backend import Device, DType, Kind, Tensor
 
 # the smallest positive normal value of each float dtype (Burn's ``finfo().min_positive``)
 _TINY = {
@@ -30,24 +32,24 @@ def check_tensor(loss: str, name: str, value: object) -> Tensor:
     return value
 
 
-def check_float(loss: str, name: str, value: object, rank: int | None = None) -> Tensor:
-    """``value`` as a Float tensor (of rank ``rank`` when given)."""
+def _check_kind(loss: str, name: str, value: object, kind: Kind, expected: str, rank: int | None) -> Tensor:
+    """``value`` as a tensor of ``kind`` (``expected`` says what that is), of rank ``rank`` when given."""
     tensor = check_tensor(loss, name, value)
-    if tensor.kind is not Kind.FLOAT:
-        raise TypeError(f"{loss}: {name} must be a Float tensor, got {describe(tensor)}")
+    if tensor.kind is not kind:
+        raise TypeError(f"{loss}: {name} must be {expected}, got {describe(tensor)}")
     if rank is not None and tensor.rank != rank:
         raise ValueError(f"{loss}: {name} must have rank {rank}, got {describe(tensor)}")
     return tensor
+
+
+def check_float(loss: str, name: str, value: object, rank: int | None = None) -> Tensor:
+    """``value`` as a Float tensor (of rank ``rank`` when given)."""
+    return _check_kind(loss, name, value, Kind.FLOAT, "a Float tensor", rank)
 
 
 def check_int(loss: str, name: str, value: object, rank: int | None = None) -> Tensor:
     """``value`` as an Int tensor (of rank ``rank`` when given)."""
-    tensor = check_tensor(loss, name, value)
-    if tensor.kind is not Kind.INT:
-        raise TypeError(f"{loss}: {name} must be an Int tensor of class indices, got {describe(tensor)}")
-    if rank is not None and tensor.rank != rank:
-        raise ValueError(f"{loss}: {name} must have rank {rank}, got {describe(tensor)}")
-    return tensor
+    return _check_kind(loss, name, value, Kind.INT, "an Int tensor of class indices", rank)
 
 
 def check_same_shape(loss: str, first: str, a: Tensor, second: str, b: Tensor) -> None:
@@ -71,6 +73,26 @@ def check_class_indices(loss: str, name: str, indices: Tensor, num_classes: int)
         raise ValueError(
             f"{loss}: {name} must be class indices in [0, {num_classes}), got values in [{low}, {high}]"
         )
+
+
+def class_weights_and_smoothing(
+    loss: str, weights: Sequence[float] | None, smoothing: float | None, device: Device
+) -> tuple[Tensor | None, float | None]:
+    """A loss config's class ``weights`` (positive) as a constant tensor on ``device`` and its label
+    ``smoothing`` (in ``[0, 1]``) as a float; ``None`` for either when not set.
+
+    Raises:
+        ValueError: ``smoothing`` is outside ``[0, 1]`` or a weight is not positive.
+    """
+    if smoothing is not None and not 0.0 <= smoothing <= 1.0:
+        raise ValueError(f"{loss}: smoothing (alpha) must be in [0, 1], got {smoothing!r}")
+    values = None if weights is None else [float(w) for w in weights]
+    if values is not None and not all(w > 0.0 for w in values):  # NaN fails too
+        raise ValueError(f"{loss}: class weights must be positive, got {weights}")
+    return (
+        None if values is None else Tensor.from_data(values, device),
+        None if smoothing is None else float(smoothing),
+    )
 
 
 def one_hot(indices: Tensor, num_classes: int, dtype: DType) -> Tensor:

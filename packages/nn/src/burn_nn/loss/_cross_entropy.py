@@ -15,6 +15,7 @@ from ._checks import (
     check_class_indices,
     check_float,
     check_int,
+    class_weights_and_smoothing,
     constant_like,
     one_hot,
     tiny,
@@ -71,15 +72,10 @@ class CrossEntropyLoss(Module):
     """
 
     def __init__(self, config: CrossEntropyLossConfig, device: Device) -> None:
-        smoothing = config.smoothing
-        if smoothing is not None and not 0.0 <= smoothing <= 1.0:
-            raise ValueError(f"{_LOSS}: smoothing (alpha) must be in [0, 1], got {smoothing!r}")
-        weights = None if config.weights is None else [float(w) for w in config.weights]
-        if weights is not None and not all(w > 0.0 for w in weights):  # NaN fails too
-            raise ValueError(f"{_LOSS}: class weights must be positive, got {config.weights}")
+        weights, smoothing = class_weights_and_smoothing(_LOSS, config.weights, config.smoothing, device)
         self.pad_tokens: tuple[int, ...] | None = _pad_tokens(config.pad_tokens)
-        self.weights: Tensor | None = None if weights is None else Tensor.from_data(weights, device)
-        self.smoothing: float | None = None if smoothing is None else float(smoothing)
+        self.weights = weights
+        self.smoothing = smoothing
         self.logits: bool = bool(config.logits)
 
     def forward(self, logits: Tensor, targets: Tensor, reduction: Reduction = Reduction.AUTO) -> Tensor:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from burn_backend import Device, Tensor
 
@@ -29,6 +29,12 @@ def _pair(loss: str, first: str, a: object, second: str, b: object) -> tuple[Ten
     return x, y
 
 
+def _reduced(loss: str, losses: Callable[[], Tensor], reduction: Reduction) -> Tensor:
+    """``losses()`` reduced as ``reduction`` says (checked before the losses are computed)."""
+    check_reduction(loss, reduction)
+    return reduce(loss, losses(), reduction)
+
+
 # -- mean squared error ------------------------------------------------------------------------------
 class MseLoss(Module):
     """The squared error ``(logits - targets)^2`` of each value (PyTorch's ``mse_loss``).
@@ -48,8 +54,7 @@ class MseLoss(Module):
             TypeError: an input is not Float, or the dtypes differ.
             ValueError: the shapes differ, or the reduction is ``BATCH_MEAN``.
         """
-        check_reduction("MseLoss", reduction)
-        return reduce("MseLoss", self.forward_no_reduction(logits, targets), reduction)
+        return _reduced("MseLoss", lambda: self.forward_no_reduction(logits, targets), reduction)
 
     def forward_no_reduction(self, logits: Tensor, targets: Tensor) -> Tensor:
         """The squared error of each value: the shape of the inputs."""
@@ -98,8 +103,7 @@ class HuberLoss(Module):
             TypeError: an input is not Float, or the dtypes differ.
             ValueError: the shapes differ, or the reduction is ``BATCH_MEAN``.
         """
-        check_reduction("HuberLoss", reduction)
-        return reduce("HuberLoss", self.forward_no_reduction(predictions, targets), reduction)
+        return _reduced("HuberLoss", lambda: self.forward_no_reduction(predictions, targets), reduction)
 
     def forward_no_reduction(self, predictions: Tensor, targets: Tensor) -> Tensor:
         """The loss of each value: the shape of the inputs."""
@@ -170,8 +174,7 @@ class SmoothL1Loss(Module):
         Raises:
             ValueError: as ``forward``, or the reduction is ``BATCH_MEAN``.
         """
-        check_reduction("SmoothL1Loss", reduction)
-        return reduce("SmoothL1Loss", self.forward(predictions, targets), reduction)
+        return _reduced("SmoothL1Loss", lambda: self.forward(predictions, targets), reduction)
 
     def forward_reduce_dims(self, predictions: Tensor, targets: Tensor, dims: Sequence[int]) -> Tensor:
         """The mean loss over ``dims`` (any order, negative counting from the end), each kept with size 1:

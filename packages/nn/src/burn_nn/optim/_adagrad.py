@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._clipping import GradientClippingConfig
-from ._optimizer import ModuleOptimizer, Optimizer, OptimizerState, check_range, state_int, state_tensor
+from ._optimizer import Optimizer, OptimizerState, _OptimizerConfig, check_range, state_int, state_tensor
 from ._weight_decay import WeightDecay, WeightDecayConfig
 
 __all__ = ["AdaGrad", "AdaGradConfig"]
 
 
-class AdaGradConfig(Config):
+class AdaGradConfig(_OptimizerConfig):
     """Settings of the ``AdaGrad`` optimizer, as Burn's ``AdaGradConfig``.
 
     Args:
@@ -30,15 +29,6 @@ class AdaGradConfig(Config):
     def build(self) -> AdaGrad:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return AdaGrad(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: a negative ``lr_decay``, ``epsilon`` or weight decay.
-        """
-        clipping = None if self.grad_clipping is None else self.grad_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class AdaGrad(Optimizer):

@@ -6,12 +6,11 @@ import math
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._clipping import GradientClippingConfig
 from ._optimizer import (
-    ModuleOptimizer,
     Optimizer,
     OptimizerState,
+    _OptimizerConfig,
     check_range,
     maximum,
     state_int,
@@ -22,7 +21,7 @@ from ._weight_decay import WeightDecay, WeightDecayConfig
 __all__ = ["Adam", "AdamConfig", "AdamW", "AdamWConfig"]
 
 
-class AdamConfig(Config):
+class AdamConfig(_OptimizerConfig):
     """Settings of the ``Adam`` optimizer, as Burn's ``AdamConfig``.
 
     Args:
@@ -49,15 +48,6 @@ class AdamConfig(Config):
     def build(self) -> Adam:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return Adam(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: a beta outside ``[0, 1)``, a negative epsilon or weight decay.
-        """
-        clipping = None if self.grad_clipping is None else self.grad_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class _AdaptiveMomentum:
@@ -131,7 +121,7 @@ class Adam(Optimizer):
         return self.momentum.fields()
 
 
-class AdamWConfig(Config):
+class AdamWConfig(_OptimizerConfig):
     """Settings of the ``AdamW`` optimizer, as Burn's ``AdamWConfig``.
 
     Args:
@@ -157,15 +147,6 @@ class AdamWConfig(Config):
     def build(self) -> AdamW:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return AdamW(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: a beta outside ``[0, 1)``, a negative epsilon or weight decay.
-        """
-        clipping = None if self.grad_clipping is None else self.grad_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class AdamW(Optimizer):

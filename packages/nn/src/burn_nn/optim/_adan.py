@@ -6,14 +6,13 @@ import math
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._clipping import GradientClippingConfig
-from ._optimizer import ModuleOptimizer, Optimizer, OptimizerState, check_range, state_int, state_tensor
+from ._optimizer import Optimizer, OptimizerState, _OptimizerConfig, check_range, state_int, state_tensor
 
 __all__ = ["Adan", "AdanConfig"]
 
 
-class AdanConfig(Config):
+class AdanConfig(_OptimizerConfig):
     """Settings of the ``Adan`` optimizer, as Burn's ``AdanConfig``.
 
     Args:
@@ -38,15 +37,6 @@ class AdanConfig(Config):
     def build(self) -> Adan:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return Adan(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: a beta outside ``[0, 1)``, a negative epsilon or weight decay.
-        """
-        clipping = None if self.grad_clipping is None else self.grad_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class Adan(Optimizer):

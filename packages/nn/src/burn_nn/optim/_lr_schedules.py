@@ -79,11 +79,7 @@ class LinearLrSchedulerConfig(Config):
     num_iters: int
 
     def init(self) -> LinearLrScheduler:
-        """The scheduler.
-
-        Raises:
-            ValueError: a setting is out of its range.
-        """
+        """The scheduler (``ValueError`` for a setting out of its range)."""
         return LinearLrScheduler(self)
 
 
@@ -138,11 +134,7 @@ class CosineAnnealingLrSchedulerConfig(Config):
     min_lr: float = 0.0
 
     def init(self) -> CosineAnnealingLrScheduler:
-        """The scheduler.
-
-        Raises:
-            ValueError: a setting is out of its range.
-        """
+        """The scheduler (``ValueError`` for a setting out of its range)."""
         return CosineAnnealingLrScheduler(self)
 
 
@@ -197,11 +189,7 @@ class ExponentialLrSchedulerConfig(Config):
     gamma: float
 
     def init(self) -> ExponentialLrScheduler:
-        """The scheduler.
-
-        Raises:
-            ValueError: a setting is out of its range.
-        """
+        """The scheduler (``ValueError`` for a setting out of its range)."""
         return ExponentialLrScheduler(self)
 
 

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._momentum import Momentum, MomentumConfig
-from ._optimizer import ModuleOptimizer, Optimizer, OptimizerState, check_range, state_tensor
+from ._optimizer import Optimizer, OptimizerState, _OptimizerConfig, check_range, state_tensor
 from ._weight_decay import WeightDecayConfig
 
 __all__ = ["AdjustLrFn", "Muon", "MuonConfig"]
@@ -42,12 +41,13 @@ class AdjustLrFn(enum.Enum):
         return 0.2 * math.sqrt(max(rows, cols))
 
 
-class MuonConfig(Config):
+class MuonConfig(_OptimizerConfig):
     """Settings of the ``Muon`` optimizer, as Burn's ``MuonConfig``.
 
     Muon is meant for the 2-d weights of hidden layers; optimize biases, embeddings and norms with
     another optimizer (AdamW, say). Stepping a module with a non-2-d parameter that has a gradient raises
-    ``ValueError`` (Burn panics; PyTorch refuses such parameters when the optimizer is built).
+    ``ValueError`` (Burn panics; PyTorch refuses such parameters when the optimizer is built). Burn's
+    Muon has no gradient clipping setting; use ``ModuleOptimizer.with_grad_clipping``.
 
     Args:
         weight_decay: the decoupled decay factor (the parameter is scaled by ``1 - lr * penalty``, with the
@@ -70,15 +70,6 @@ class MuonConfig(Config):
     def build(self) -> Muon:
         """The bare update rule."""
         return Muon(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module (Burn's Muon has no gradient clipping setting; use
-        ``ModuleOptimizer.with_grad_clipping``).
-
-        Raises:
-            ValueError: a setting out of range (negative momentum, epsilon or weight decay, ...).
-        """
-        return ModuleOptimizer(self.build())
 
 
 class Muon(Optimizer):

@@ -6,10 +6,11 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from burn_backend import AutodiffBackend, Kind, Tensor, TensorData
 
+from .._config import Config
 from .._module import Module, ModuleMapper
 from .._param import Param, ParamId
 from ._clipping import GradientClipping
@@ -66,6 +67,26 @@ class Optimizer(abc.ABC):
                     f"{type(self).__name__}: the state entry {name!r} has shape {value.dims()}, "
                     f"the parameter {tensor.dims()}"
                 )
+
+
+class _OptimizerConfig(Config):
+    """What optimizer configs share: ``build`` makes the update rule, and ``init`` a ``ModuleOptimizer``
+    applying it with the config's gradient clipping (the field ``_clipping_field``, where there is one)."""
+
+    _clipping_field: ClassVar[str] = "grad_clipping"
+
+    def build(self) -> Optimizer:
+        """The bare update rule (without gradient clipping, which ``init`` adds)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no build")
+
+    def init(self) -> ModuleOptimizer:
+        """An optimizer for a module.
+
+        Raises:
+            ValueError: a setting is out of the range its field's documentation gives.
+        """
+        clipping = getattr(self, self._clipping_field, None)
+        return ModuleOptimizer(self.build(), None if clipping is None else clipping.init())
 
 
 class ModuleOptimizer:

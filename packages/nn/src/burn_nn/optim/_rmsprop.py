@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._clipping import GradientClippingConfig
-from ._optimizer import ModuleOptimizer, Optimizer, OptimizerState, check_range, state_tensor
+from ._optimizer import Optimizer, OptimizerState, _OptimizerConfig, check_range, state_tensor
 from ._weight_decay import WeightDecay, WeightDecayConfig
 
 __all__ = ["RmsProp", "RmsPropConfig"]
 
 
-class RmsPropConfig(Config):
+class RmsPropConfig(_OptimizerConfig):
     """Settings of the ``RmsProp`` optimizer, as Burn's ``RmsPropConfig``.
 
     Args:
@@ -35,15 +34,6 @@ class RmsPropConfig(Config):
     def build(self) -> RmsProp:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return RmsProp(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: ``alpha`` outside ``[0, 1)``, a negative momentum, epsilon or weight decay.
-        """
-        clipping = None if self.grad_clipping is None else self.grad_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class RmsProp(Optimizer):

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from burn_backend import Tensor
 
-from .._config import Config
 from ._clipping import GradientClippingConfig
 from ._momentum import Momentum, MomentumConfig
-from ._optimizer import ModuleOptimizer, Optimizer, OptimizerState, state_tensor
+from ._optimizer import Optimizer, OptimizerState, _OptimizerConfig, state_tensor
 from ._weight_decay import WeightDecay, WeightDecayConfig
 
 __all__ = ["Sgd", "SgdConfig"]
 
 
-class SgdConfig(Config):
+class SgdConfig(_OptimizerConfig):
     """Settings of the ``Sgd`` optimizer, as Burn's ``SgdConfig``.
 
     Args:
@@ -29,19 +28,11 @@ class SgdConfig(Config):
     weight_decay: WeightDecayConfig | None = None
     momentum: MomentumConfig | None = None
     gradient_clipping: GradientClippingConfig | None = None
+    _clipping_field = "gradient_clipping"
 
     def build(self) -> Sgd:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return Sgd(self)
-
-    def init(self) -> ModuleOptimizer:
-        """An optimizer for a module.
-
-        Raises:
-            ValueError: a setting is out of range (negative weight decay or momentum, ...).
-        """
-        clipping = None if self.gradient_clipping is None else self.gradient_clipping.init()
-        return ModuleOptimizer(self.build(), clipping)
 
 
 class Sgd(Optimizer):
