@@ -188,11 +188,15 @@ class FloatOps:
         return np.minimum(tensor, _scalar(tensor, maximum))
 
     def float_matmul(self, lhs: Array, rhs: Array) -> Array:
-        with np.errstate(all="ignore"):
-            if lhs.dtype in _LOW_PRECISION:
-                # NumPy has no BLAS for f16 / bf16: multiply in f32 and round once at the end
+        if lhs.dtype in _LOW_PRECISION:
+            # NumPy has no BLAS for f16 / bf16: multiply in f32 and round once at the end
+            with np.errstate(all="ignore"):
                 return np.matmul(lhs.astype(np.float32), rhs.astype(np.float32)).astype(lhs.dtype)
+        try:
             return np.matmul(lhs, rhs)
+        except RuntimeWarning:  # overflow, with warnings raised as errors: give inf, as PyTorch
+            with np.errstate(all="ignore"):
+                return np.matmul(lhs, rhs)
 
     def float_cross(self, lhs: Array, rhs: Array, dim: int) -> Array:
         return np.cross(lhs, rhs, axis=dim)
