@@ -72,10 +72,31 @@ def read_packages(packages_dir: Path) -> list[Package]:
     return packages
 
 
-def imported_modules(source: str) -> set[str]:
-    """Top-level names of every absolute import in a module, at any depth (lazy imports included)."""
+def _type_checking_blocks(tree: ast.AST) -> list[ast.AST]:
+    """The bodies of ``if TYPE_CHECKING:`` blocks: imports there never run."""
+    blocks: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
+            if name == "TYPE_CHECKING":
+                blocks.extend(node.body)
+    return blocks
+
+
+def imported_modules(source: str, runtime_only: bool = False) -> set[str]:
+    """Top-level names of every absolute import in a module, at any depth (lazy imports included);
+    with ``runtime_only``, leaving out imports that only type checkers see (``if TYPE_CHECKING:``)."""
+    tree = ast.parse(source)
+    skipped = (
+        {id(node) for block in _type_checking_blocks(tree) for node in ast.walk(block)}
+        if runtime_only
+        else set()
+    )
     names = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -106,13 +127,15 @@ def layering_violations(packages_dir: Path) -> list[str]:
             violations.append(f"{package.distribution} may not depend on {dependency}")
         for path in sorted((package.folder / "src").rglob("*.py")):
             where = path.relative_to(packages_dir)
-            for module in sorted(imported_modules(path.read_text())):
+            source = path.read_text()
+            runtime = imported_modules(source, runtime_only=True)
+            for module in sorted(imported_modules(source)):
                 if module in ours:
                     target = ours[module]
                     if target != package.distribution and target not in package.declared:
                         violations.append(f"{where} imports {module}, but {package.distribution} "
                                           f"does not depend on {target}")  # fmt: skip
-                elif module not in sys.stdlib_module_names and module != "__future__":
+                elif module in runtime and module not in sys.stdlib_module_names and module != "__future__":
                     candidates = IMPORT_DISTRIBUTIONS.get(module, {canonicalize_name(module)})
                     if not candidates & package.declared:
                         violations.append(f"{where} imports {module}, which {package.distribution} "
@@ -171,4 +194,12 @@ def test_an_undeclared_third_party_import_fails(tree_copy: Path) -> None:
     module.write_text("import scipy.special\n")
     assert layering_violations(tree_copy) == [
         "autodiff/src/burn_autodiff/_uses_scipy.py imports scipy, which burn-autodiff does not declare"
+    ]
+
+
+def test_a_type_checking_only_import_needs_no_runtime_dependency(tree_copy: Path) -> None:
+    module = tree_copy / "autodiff" / "src" / "burn_autodiff" / "_typed.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import scipy\nimport yaml\n")
+    assert layering_violations(tree_copy) == [
+        "autodiff/src/burn_autodiff/_typed.py imports yaml, which burn-autodiff does not declare"
     ]
