@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--mnist-dir", type=Path, help="a folder with the full MNIST idx files")
-    parser.add_argument("--artifact-dir", type=Path, default=Path("artifacts/guide"))
+    parser.add_argument("--artifact-dir", type=Path, default=Path(__file__).parent / "artifacts")
     args = parser.parse_args()
 
     device = parse_device(args.device)
