@@ -11,7 +11,7 @@ installing, each session checks that and fails otherwise.
 - ``suite``: every package's tests, the cross-package tests and the conformance suite on every CPU
   backend, in one pytest run: what CI runs (with lint and typecheck, as ``nox -t ci``).
 - ``build``: every wheel and sdist into ``dist/``, with their metadata checked.
-- ``guide``: the main job (a small end-to-end demo until the guide model lands with burn-nn).
+- ``guide``: the main job: training the Burn Book's guide model on MNIST (examples/guide).
 - ``bench``: the benchmarks under ``tools/bench/``.
 - ``docs``: the mkdocs site, built strictly.
 """
