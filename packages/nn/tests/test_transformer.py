@@ -14,6 +14,7 @@ from burn_autodiff import Autodiff
 from burn_backend import DType, Tensor
 from burn_ndarray import NdArray
 from burn_nn import (
+    ActivationConfig,
     MultiHeadAttention,
     Param,
     PositionWiseFeedForwardConfig,
@@ -58,6 +59,10 @@ def _randomize_norms(layer, device, rng) -> None:
 def _copy_norm(ref, ours, theirs) -> None:
     theirs.weight.copy_(ref.tensor(ours.gamma.val()))
     theirs.bias.copy_(ref.tensor(ours.beta.val()))
+
+
+#: our activation config for each torch activation name the tests use
+ACTIVATIONS = {"gelu": ActivationConfig.Gelu(), "relu": ActivationConfig.Relu()}
 
 
 def _torch_settings(ref, layer, activation: str) -> dict:
@@ -114,7 +119,9 @@ _LAYERS = {
 def _layer_and_torch(kind: str, norm_first, activation, device, ref, rng):
     """One of our ``kind`` of layers with random norms, and the torch layer with its weights."""
     config_type, layer_type, to_torch = _LAYERS[kind]
-    config = config_type(D_MODEL, D_FF, N_HEADS, 1, dropout=0.0, norm_first=norm_first, activation=activation)
+    config = config_type(
+        D_MODEL, D_FF, N_HEADS, 1, dropout=0.0, norm_first=norm_first, activation=ACTIVATIONS[activation]
+    )
     layer = layer_type(config, device)
     _randomize_norms(layer, device, rng)
     return layer, to_torch(ref, layer, activation)
@@ -153,7 +160,8 @@ def _norm_pairs(ours, theirs):
 # -- position-wise feed-forward ---------------------------------------------------------------------
 @pytest.mark.parametrize("activation", ["gelu", "relu"])
 def test_position_wise_feed_forward_matches_torch(activation, device, ref, rng) -> None:
-    ffn = PositionWiseFeedForwardConfig(D_MODEL, D_FF, dropout=0.0, activation=activation).init(device)
+    config = PositionWiseFeedForwardConfig(D_MODEL, D_FF, dropout=0.0, activation=ACTIVATIONS[activation])
+    ffn = config.init(device)
     torch = ref.torch
     inner, outer = torch.nn.Linear(D_MODEL, D_FF), torch.nn.Linear(D_FF, D_MODEL)
     with torch.no_grad():
@@ -172,13 +180,13 @@ def test_position_wise_feed_forward_matches_torch(activation, device, ref, rng) 
 
 def test_position_wise_feed_forward_defaults_and_errors(device) -> None:
     config = PositionWiseFeedForwardConfig(4, 8)
-    assert (config.dropout, config.activation) == (0.1, "gelu")
+    assert (config.dropout, config.activation) == (0.1, ActivationConfig.Gelu())
     ffn = config.init(device)
     assert ffn.num_params() == 4 * 8 + 8 + 8 * 4 + 4
     bound = 1 / math.sqrt(4)
     assert np.abs(ffn.linear_inner.weight.val().to_data().to_numpy()).max() <= bound
-    with pytest.raises(ValueError, match=r"unknown activation 'swish'; one of \['gelu', 'gelu_tanh'"):
-        PositionWiseFeedForwardConfig(4, 8, activation="swish").init(device)
+    with pytest.raises(TypeError, match=r"activation must be an ActivationConfig .* got 'swish'"):
+        PositionWiseFeedForwardConfig(4, 8, activation="swish").init(device)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="d_model and d_ff must be positive, got 4 and 0"):
         PositionWiseFeedForwardConfig(4, 0).init(device)
 
@@ -267,8 +275,10 @@ def test_encoder_stage_dropouts_and_errors(device) -> None:
     assert TransformerEncoderConfig.from_json(config.to_json()) == config
     with pytest.raises(ValueError, match=r"n_heads \(3\) must divide d_model \(8\)"):
         TransformerEncoderConfig(8, 16, 3, 1).init(device)
-    with pytest.raises(ValueError, match="TransformerEncoder: unknown activation 'elu'"):
-        TransformerEncoderConfig(8, 16, 2, 1, activation="elu").init(device)
+    with pytest.raises(TypeError, match="TransformerEncoder: activation must be an ActivationConfig"):
+        TransformerEncoderConfig(8, 16, 2, 1, activation="elu").init(device)  # type: ignore[arg-type]
+    relu = TransformerEncoderConfig(8, 16, 2, 1, activation=ActivationConfig.Relu())
+    assert TransformerEncoderConfig.from_json(relu.to_json()) == relu
     with pytest.raises(
         ValueError, match="n_layers non-negative, got d_model=8, d_ff=16, n_heads=2, n_layers=-1"
     ):

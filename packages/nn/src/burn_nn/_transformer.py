@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from burn_backend import Device, Tensor
-from burn_backend import activation as A
 
+from ._activation import Activation, ActivationConfig
 from ._attention import MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, TensorCache, _Masks
 from ._config import Config
 from ._dropout import Dropout, DropoutConfig
@@ -39,22 +39,14 @@ C = TypeVar("C", bound="_LayerCache")
 
 _DEFAULT_INITIALIZER = Initializer.KaimingUniform(gain=1 / math.sqrt(3.0))
 
-#: The activations a feed-forward network may use, by config name.
-_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
-    "gelu": A.gelu,
-    "gelu_tanh": A.gelu_tanh,
-    "relu": A.relu,
-    "silu": A.silu,
-    "sigmoid": A.sigmoid,
-    "tanh": A.tanh,
-    "mish": A.mish,
-}
 
-
-def _activation(where: str, name: str) -> str:
-    if name not in _ACTIVATIONS:
-        raise ValueError(f"{where}: unknown activation {name!r}; one of {sorted(_ACTIVATIONS)}")
-    return name
+def _activation(where: str, activation: object) -> ActivationConfig:
+    if not isinstance(activation, ActivationConfig):
+        raise TypeError(
+            f"{where}: activation must be an ActivationConfig (e.g. ActivationConfig.Relu()), "
+            f"got {activation!r}"
+        )
+    return activation
 
 
 def _check_sizes(where: str, d_model: int, d_ff: int, n_heads: int, n_layers: int) -> None:
@@ -74,15 +66,14 @@ class PositionWiseFeedForwardConfig(Config):
         d_ff: the size of the hidden layer.
         dropout: the probability of zeroing each hidden value while training.
         initializer: how both ``Linear`` layers are drawn (default: PyTorch's ``nn.Linear`` rule).
-        activation: the hidden activation by name: ``"gelu"`` (exact, Burn's default), ``"gelu_tanh"``,
-            ``"relu"``, ``"silu"``, ``"sigmoid"``, ``"tanh"`` or ``"mish"``.
+        activation: the hidden activation (default: exact GELU, as Burn).
     """
 
     d_model: int
     d_ff: int
     dropout: float = 0.1
     initializer: Initializer = _DEFAULT_INITIALIZER
-    activation: str = "gelu"
+    activation: ActivationConfig = ActivationConfig.Gelu()
 
     def init(self, device: Device) -> PositionWiseFeedForward:
         """A ``PositionWiseFeedForward`` on ``device``."""
@@ -113,11 +104,11 @@ class PositionWiseFeedForward(Module):
             config.d_ff, config.d_model, initializer=config.initializer
         ).init(device)
         self.dropout: Dropout = DropoutConfig(config.dropout).init()
-        self.activation = activation
+        self.activation: Activation = activation.init(device)
 
     def forward(self, input: Tensor) -> Tensor:
         """``input`` of shape ``[..., d_model]`` to ``[..., d_model]``."""
-        hidden = _ACTIVATIONS[self.activation](self.linear_inner.forward(input))
+        hidden = self.activation(self.linear_inner.forward(input))
         return self.linear_outer.forward(self.dropout.forward(hidden))
 
 
@@ -151,7 +142,7 @@ class TransformerEncoderConfig(Config):
     norm_first: bool = False
     quiet_softmax: bool = False
     initializer: Initializer = _DEFAULT_INITIALIZER
-    activation: str = "gelu"
+    activation: ActivationConfig = ActivationConfig.Gelu()
     layer_norm_eps: float = 1e-5
 
     def init(self, device: Device) -> TransformerEncoder:
@@ -448,7 +439,7 @@ class TransformerDecoderConfig(Config):
     norm_first: bool = False
     quiet_softmax: bool = False
     initializer: Initializer = _DEFAULT_INITIALIZER
-    activation: str = "gelu"
+    activation: ActivationConfig = ActivationConfig.Gelu()
     layer_norm_eps: float = 1e-5
 
     def init(self, device: Device) -> TransformerDecoder:
