@@ -1,0 +1,149 @@
+"""``Cuda``: the NVIDIA GPU backend on CuPy."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from burn_backend import Backend, Device, DType, interface_methods
+
+from . import _cupy
+from ._cupy import cp
+from ._ops._array import GENERATORS, check_device
+from ._ops.activation import ActivationOps
+from ._ops.bool import BoolOps
+from ._ops.float import FloatOps
+from ._ops.int import IntOps
+from ._ops.module import ModuleOps
+
+_BF16_SINCE = 14  # CuPy's first major version that stores ml_dtypes' bfloat16
+
+_count: int | None = None
+
+
+def _device_count() -> int:
+    """The number of GPUs CuPy sees (0 without CuPy, a driver or a GPU), counted once."""
+    global _count
+    if _count is None:
+        _count = 0 if _cupy.unavailable_reason() is not None else int(cp.cuda.runtime.getDeviceCount())
+    return _count
+
+
+def _device_index(args: tuple[Any, ...]) -> int | None:
+    """The GPU an op's arguments live on: its first array's, else its first device's."""
+    for arg in args:
+        device = getattr(arg, "device", None)
+        if device is not None and hasattr(device, "id"):
+            return int(device.id)
+        if isinstance(arg, Device):
+            return arg.index
+        if isinstance(arg, (list, tuple)) and arg:
+            found = _device_index(tuple(arg))
+            if found is not None:
+                return found
+    return None
+
+
+def _on_its_device(method: Any) -> Any:
+    """``method`` run with the GPU of its arguments current, so that what it allocates lives there
+    (CuPy allocates on, and launches kernels on, the current device). With one GPU it is always
+    current, and the method runs as it is."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _count is None or _count < 2:
+            return method(self, *args, **kwargs)
+        index = _device_index(args)
+        if index is None or index == cp.cuda.runtime.getDevice():
+            return method(self, *args, **kwargs)
+        with cp.cuda.Device(index):
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+_NOT_WRAPPED = {"device_count", "supports_dtype", "dtype_usage", "ad_enabled"}
+
+
+def _every_op_on_its_device(cls: type) -> type:
+    for name in interface_methods():
+        if name not in _NOT_WRAPPED:
+            setattr(cls, name, _on_its_device(getattr(cls, name)))
+    return cls
+
+
+@_every_op_on_its_device
+class Cuda(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
+    """The NVIDIA GPU backend: tensors are CuPy arrays, one device per GPU.
+
+    Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy
+    is imported to allow it). Ops are queued on the device's current stream: nothing waits for the GPU
+    except reading values (``into_data``, ``into_scalar``), ``sync``, and the ops whose result's shape
+    depends on values (``argwhere``, ``mask_select``). Without CuPy or a GPU the backend has no devices.
+
+    Args:
+        float_dtype: the default float dtype (f32 unless set).
+        int_dtype: the default int dtype, also that of returned indices (i64 unless set).
+
+    Example:
+        >>> from burn_backend import Tensor
+        >>> device = Cuda().device()  # doctest: +SKIP
+        >>> Tensor.from_data([[1.0, 2.0]], device=device).sum().into_scalar()  # doctest: +SKIP
+        3.0
+    """
+
+    name: ClassVar[str] = "cuda"
+    is_cpu: ClassVar[bool] = False
+    conformance_exclusions: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
+        super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
+
+    def device_count(self) -> int:
+        return _device_count()
+
+    def device(self, index: int = 0) -> Device:
+        """The handle of GPU ``index``.
+
+        Raises:
+            ValueError: there is no such GPU; where there is none at all, the message says why (CuPy
+                missing, no driver, no GPU).
+        """
+        if _device_count() == 0:
+            reason = _cupy.unavailable_reason()
+            raise ValueError(f"cuda: no device {index}; this backend has 0 device(s): {reason}")
+        return super().device(index)
+
+    def seed(self, device: Device, seed: int) -> None:
+        check_device(device)
+        with cp.cuda.Device(device.index):
+            GENERATORS[device.index] = cp.random.default_rng(seed)
+
+    def sync(self, device: Device) -> None:
+        check_device(device)
+        cp.cuda.Device(device.index).synchronize()
+
+    def memory_cleanup(self, device: Device) -> None:
+        """Give the cached blocks of CuPy's memory pool on ``device`` back to the driver."""
+        check_device(device)
+        with cp.cuda.Device(device.index):
+            cp.get_default_memory_pool().free_all_blocks()
+
+    def supports_dtype(self, device: Device, dtype: DType) -> bool:
+        """Every dtype; bf16 from CuPy 14 on (stored as ml_dtypes' ``bfloat16``, computed in f32)."""
+        if dtype is DType.BF16:
+            return int(str(cp.__version__).split(".")[0]) >= _BF16_SINCE
+        return True
+
+    def settings(self) -> tuple[Any, ...]:
+        return (self.float_dtype, self.int_dtype)
+
+
+def memory_stats(device: Device) -> dict[str, int]:
+    """Bytes of CuPy's memory pool on ``device``: ``in_use`` by live arrays and ``reserved`` (in use
+    plus cached for reuse)."""
+    check_device(device)
+    with cp.cuda.Device(device.index):
+        pool = cp.get_default_memory_pool()
+        return {"in_use": int(pool.used_bytes()), "reserved": int(pool.total_bytes())}

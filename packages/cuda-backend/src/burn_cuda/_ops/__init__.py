@@ -1,0 +1,1 @@
+"""The op groups of the Cuda backend."""

@@ -1,0 +1,227 @@
+"""Cuda-specific behaviour: no GPU (import, no devices, a clear error), devices, asynchrony, memory,
+cuBLAS precision. The GPU tests skip, with the reason, where CuPy or a GPU is missing."""
+
+from __future__ import annotations
+
+import gc
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from burn_backend import Distribution, DType, Tensor
+from burn_cuda import Cuda, memory_stats
+from burn_cuda._cupy import unavailable_reason
+
+REASON = unavailable_reason()
+needs_gpu = pytest.mark.skipif(REASON is not None, reason=f"needs an NVIDIA GPU through CuPy: {REASON}")
+
+
+def test_backends_are_values() -> None:
+    assert Cuda() == Cuda()
+    assert hash(Cuda()) == hash(Cuda())
+    assert Cuda(float_dtype="f64") != Cuda()
+    assert Cuda(int_dtype="i32").int_dtype is DType.I32
+    assert Cuda.name == "cuda"
+    assert not Cuda.is_cpu
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"), [("float_dtype", "i32"), ("int_dtype", "f32"), ("int_dtype", "bool")]
+)
+def test_settings_of_the_wrong_kind_are_rejected(setting: str, value: str) -> None:
+    with pytest.raises(ValueError, match=setting):
+        Cuda(**{setting: value})
+
+
+def test_without_a_gpu_there_is_no_device_and_the_error_says_why() -> None:
+    if REASON is None:
+        pytest.skip("this machine has a GPU")
+    backend = Cuda()
+    assert backend.device_count() == 0
+    with pytest.raises(ValueError, match=r"no device 0.*(CuPy|GPU)"):
+        backend.device(0)
+
+
+# -- on a GPU -------------------------------------------------------------------------------------------
+@pytest.mark.gpu
+@needs_gpu
+def test_one_device_per_gpu() -> None:
+    import cupy
+
+    backend = Cuda()
+    count = cupy.cuda.runtime.getDeviceCount()
+    assert backend.device_count() == count
+    for index in range(count):
+        device = backend.device(index)
+        tensor = Tensor.ones([2, 3], device)
+        assert tensor.primitive.device.id == index
+        assert tensor.device == device
+    with pytest.raises(ValueError, match="no device"):
+        backend.device(count)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_to_device_between_gpus() -> None:
+    backend = Cuda()
+    if backend.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    moved = Tensor.from_numpy(array, backend.device(0)).swap_dims(0, 1).to_device(backend.device(1))
+    assert moved.primitive.device.id == 1
+    np.testing.assert_array_equal(moved.to_numpy(), array.T)
+    total = (moved * 2.0).sum().into_scalar()
+    assert total == 2.0 * array.sum()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_seeds_are_per_device() -> None:
+    device = Cuda().device(0)
+    device.seed(7)
+    first = Tensor.random([128], Distribution.normal(0.0, 1.0), device).to_numpy().copy()
+    device.seed(7)
+    again = Tensor.random([128], Distribution.normal(0.0, 1.0), device).to_numpy()
+    np.testing.assert_array_equal(first, again)
+    assert abs(float(first.mean())) < 0.5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_matmul_is_f32_not_tf32_by_default() -> None:
+    device = Cuda().device(0)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((512, 512))
+    b = rng.standard_normal((512, 512))
+    product = Tensor.from_numpy(a.astype(np.float32), device).matmul(
+        Tensor.from_numpy(b.astype(np.float32), device)
+    )
+    reference = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
+    error = np.linalg.norm(product.to_numpy() - reference) / np.linalg.norm(reference)
+    assert error < 1e-5  # TF32 (10-bit mantissas) lands near 3e-4
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F64, DType.F16], ids=str)
+def test_erf_against_math_erf(dtype: DType) -> None:
+    device = Cuda().device(0)
+    values = np.linspace(-6.0, 6.0, 241)
+    result = Tensor.from_numpy(values.astype(dtype.numpy), device).erf().to_numpy().astype(np.float64)
+    expected = np.array([math.erf(v) for v in values.astype(dtype.numpy).astype(np.float64)])
+    tolerance = {DType.F64: 1e-14, DType.F32: 1e-6, DType.F16: 1e-3}[dtype]
+    np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+
+
+_SPIN = r"""
+extern "C" __global__ void burn_cuda_test_spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+"""
+
+
+def _busy(cupy: Any, seconds: float) -> Any:
+    """Keep the GPU busy for about ``seconds`` (a one-thread spin kernel); return an event recorded
+    behind it, which completes only once the spin is over."""
+    spin = cupy.RawKernel(_SPIN, "burn_cuda_test_spin")
+    rate = cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrClockRate, 0)  # kHz
+    spin((1,), (1,), (np.int64(seconds * rate * 1000),))
+    event = cupy.cuda.Event()
+    event.record()
+    return event
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_chain_of_1000_ops_issues_no_synchronization() -> None:
+    """Each 100 ops of the chain are queued behind a kernel that keeps the GPU busy for half a second:
+    had any op waited for the device, the kernel's completion event would have fired before the ops
+    returned. (In chunks: the driver queues about a thousand launches, then the host waits for room,
+    which is back-pressure, not a synchronization; 100 ops launch a few hundred kernels.)"""
+    import cupy
+
+    device = Cuda().device(0)
+    w = Tensor.random([64, 64], Distribution.normal(0.0, 0.1), device)
+    indices = Tensor.random([64, 64], None, device).argmax(1)
+    steps = [
+        lambda t: t * 0.5 + 0.25,
+        lambda t: t.matmul(w),
+        lambda t: t.exp().log1p(),
+        lambda t: t - t.mean_dim(1),
+        lambda t: t.mask_where(t.greater_elem(0.0), t * 0.1),
+        lambda t: Tensor.cat([t.slice([slice(0, 32)]), t.slice([slice(32, 64)])], 0),
+        lambda t: t + t.gather(1, indices),
+        lambda t: t.swap_dims(0, 1).reshape([64, 64]).clamp(-4.0, 4.0),
+    ]
+    x = Tensor.random([64, 64], None, device)
+    for step in steps:  # compile and load every kernel first: loading a module may wait
+        step(x)
+    device.sync()
+    waited = []
+    for chunk in range(10):
+        busy = _busy(cupy, 0.5)
+        for i in range(100):
+            x = steps[(chunk * 100 + i) % len(steps)](x)
+        if busy.done:
+            waited.append(chunk)
+        device.sync()
+        assert busy.done
+    assert not waited, f"an op waited for the device in the chunks {waited}"
+    assert np.isfinite(x.to_numpy()).all()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_memory_use_is_observable() -> None:
+    device = Cuda().device(0)
+    gc.collect()
+    before = memory_stats(device)
+    tensor = Tensor.zeros([1024, 1024], device, DType.F32)
+    during = memory_stats(device)
+    assert during["in_use"] >= before["in_use"] + 4 * 1024 * 1024
+    assert during["reserved"] >= during["in_use"]
+    del tensor
+    gc.collect()
+    assert memory_stats(device)["in_use"] <= before["in_use"]
+    device.backend.memory_cleanup(device)
+    assert memory_stats(device)["reserved"] <= during["reserved"]
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_training_loop_holds_flat_memory() -> None:
+    autodiff = pytest.importorskip("burn_autodiff")
+    from burn_backend.activation import relu
+
+    device = autodiff.Autodiff(Cuda()).device(0)
+    inner = Cuda().device(0)
+    rng = np.random.default_rng(0)
+    x = Tensor.from_numpy(rng.standard_normal((64, 32)).astype(np.float32), device)
+    y = Tensor.from_numpy(rng.standard_normal((64, 1)).astype(np.float32), device)
+    w1 = Tensor.random([32, 64], Distribution.normal(0.0, 0.2), device).require_grad()
+    w2 = Tensor.random([64, 1], Distribution.normal(0.0, 0.2), device).require_grad()
+
+    def step(w1: Tensor, w2: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        loss = (relu(x.matmul(w1)).matmul(w2) - y).powf_scalar(2.0).mean()
+        grads = loss.backward()
+        g1, g2 = w1.grad(grads), w2.grad(grads)
+        assert g1 is not None
+        assert g2 is not None
+        w1 = Tensor.from_inner(w1.inner() - g1 * 0.01, device).require_grad()
+        w2 = Tensor.from_inner(w2.inner() - g2 * 0.01, device).require_grad()
+        return w1, w2, loss
+
+    for _ in range(20):
+        w1, w2, loss = step(w1, w2)
+    first = loss.into_scalar()
+    gc.collect()
+    settled = memory_stats(inner)["in_use"]
+    for _ in range(1000):
+        w1, w2, loss = step(w1, w2)
+    last = loss.into_scalar()
+    gc.collect()
+    assert memory_stats(inner)["in_use"] <= settled
+    assert last < first
