@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from burn_backend import Distribution, DType, Tensor
-from burn_cuda import Cuda, memory_stats
+from burn_backend import ConvOptions, Distribution, DType, Tensor, module
+from burn_cuda import Cuda, from_dlpack, memory_stats
 from burn_cuda._cupy import unavailable_reason
 
 REASON = unavailable_reason()
@@ -225,3 +225,71 @@ def test_a_training_loop_holds_flat_memory() -> None:
     gc.collect()
     assert memory_stats(inner)["in_use"] <= settled
     assert last < first
+
+
+# -- DLPack -----------------------------------------------------------------------------------------------
+def _torch_cuda() -> Any:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with CUDA")
+    return torch
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_torch_cuda_tensor_round_trips_without_a_copy() -> None:
+    torch = _torch_cuda()
+    source = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    tensor = from_dlpack(source)
+    assert tensor.device == Cuda().device(0)
+    assert tensor.primitive.data.ptr == source.data_ptr()
+    back = torch.from_dlpack(tensor)
+    assert back.data_ptr() == source.data_ptr()
+    assert back.dtype == torch.float32
+    assert back.shape == (3, 4)
+    np.testing.assert_array_equal(
+        (tensor * 2.0).to_numpy(), np.arange(12, dtype=np.float32).reshape(3, 4) * 2
+    )
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_from_dlpack_of_host_memory_copies_to_the_gpu() -> None:
+    array = np.arange(6, dtype=np.int32).reshape(2, 3)
+    tensor = from_dlpack(array)
+    assert tensor.device == Cuda().device(0)
+    assert tensor.primitive.device.id == 0
+    np.testing.assert_array_equal(tensor.to_numpy(), array)
+
+
+# -- module ops against PyTorch ----------------------------------------------------------------------------
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize(
+    ("stride", "padding", "dilation", "groups"), [(1, 1, 1, 1), (2, 0, 1, 2), (1, 2, 2, 4)]
+)
+def test_conv2d_and_its_gradients_match_torch(stride: int, padding: int, dilation: int, groups: int) -> None:
+    torch = _torch_cuda()
+    autodiff = pytest.importorskip("burn_autodiff")
+    device = autodiff.Autodiff(Cuda()).device(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8, 13, 11)).astype(np.float32)
+    w = rng.standard_normal((12, 8 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(12).astype(np.float32)
+    tx, tw, tb = (Tensor.from_numpy(a, device).require_grad() for a in (x, w, b))
+    options = ConvOptions((stride,) * 2, (padding,) * 2, (dilation,) * 2, groups)
+    y = module.conv2d(tx, tw, tb, options)
+    grads = (y * y).sum().backward()
+    rx, rw, rb = (torch.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b))
+    allowed = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False  # cuDNN's default TF32 rounds to ~1e-3; ours is full f32
+    try:
+        ry = torch.nn.functional.conv2d(rx, rw, rb, stride, padding, dilation, groups)
+        (ry * ry).sum().backward()
+    finally:
+        torch.backends.cudnn.allow_tf32 = allowed
+    np.testing.assert_allclose(y.to_numpy(), ry.detach().cpu().numpy(), rtol=1e-4, atol=1e-3)
+    for ours, theirs in ((tx, rx), (tw, rw), (tb, rb)):
+        assert theirs.grad is not None
+        expected = theirs.grad.cpu().numpy()
+        np.testing.assert_allclose(ours.grad(grads).to_numpy(), expected, rtol=1e-4, atol=1e-2)

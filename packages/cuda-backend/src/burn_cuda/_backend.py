@@ -6,11 +6,11 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from burn_backend import Backend, Device, DType, interface_methods
+from burn_backend import Backend, Device, DType, Tensor, interface_methods
 
 from . import _cupy
 from ._cupy import cp
-from ._ops._array import GENERATORS, check_device
+from ._ops._array import GENERATORS, check_device, to_device
 from ._ops.activation import ActivationOps
 from ._ops.bool import BoolOps
 from ._ops.float import FloatOps
@@ -147,3 +147,32 @@ def memory_stats(device: Device) -> dict[str, int]:
     with cp.cuda.Device(device.index):
         pool = cp.get_default_memory_pool()
         return {"in_use": int(pool.used_bytes()), "reserved": int(pool.total_bytes())}
+
+
+_DLPACK_CUDA = 2  # DLPack's device type of CUDA memory (kDLCUDA)
+
+
+def from_dlpack(source: Any, device: Device | None = None) -> Tensor:
+    """A Cuda tensor from any object with ``__dlpack__`` (a PyTorch CUDA tensor, a CuPy array, ...),
+    keeping its dtype.
+
+    GPU memory is shared, not copied, where it already lives on ``device`` (by default the GPU it is
+    on): the tensor and ``source`` then see the same values, so leave ``source`` unchanged while the
+    tensor is in use (Burn's primitives are never written to). Host memory, or memory on another GPU,
+    is copied. The other way, ``torch.from_dlpack(tensor)`` shares a Cuda tensor's memory with PyTorch.
+
+    Raises:
+        ValueError: ``device`` is not a Cuda device, or there is no GPU.
+    """
+    kind, index = source.__dlpack_device__()
+    if int(kind) != _DLPACK_CUDA:
+        target = device if device is not None else Cuda().device(0)
+        check_device(target)
+        return Tensor.from_dlpack(source, target)
+    target = device if device is not None else Cuda().device(int(index))
+    check_device(target)
+    with cp.cuda.Device(int(index)):
+        array = cp.from_dlpack(source)
+    if array.device.id != target.index:
+        array = to_device(target.backend, array, target)
+    return Tensor.from_primitive(array, target)

@@ -1,24 +1,47 @@
-"""Cuda's module ops: the ones a few CuPy calls do better than backend-core's defaults.
+"""Cuda's module ops: convolutions and pooling as GPU code, and the ones a few CuPy calls do better than
+backend-core's defaults.
 
-Convolutions, pooling, interpolation, attention and the rest keep the defaults, which are built from
-the float ops and so run on the GPU already (im2col plus one batched cuBLAS product for convolutions).
-f16 and bf16 compute in f32 here, also around the defaults of deformable convolution (whose bilinear
-taps lose too much in f16).
+Convolutions are implicit im2col plus cuBLAS: the windows of the padded input are a strided view
+(``as_strided``), gathered once into ``[groups, depth, batch * positions]`` columns, and multiplied by
+the weight in one GEMM per group over the whole batch. The input gradient (and so the transposed
+convolution, its adjoint) is that GEMM transposed followed by col2im: one strided add per kernel offset.
+Pooling reduces strided views one spatial axis at a time, and ``fold4d`` sums in f32. Interpolation,
+attention and the rest keep the defaults, which are built from the float ops and so run on the GPU
+already. f16 and bf16 compute in f32 here, also around the defaults of deformable convolution (whose
+bilinear taps lose too much in f16).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from burn_backend import DeformConv2dBackward, DeformConvOptions, DType
+from burn_backend import (
+    ConvOptions,
+    ConvTransposeOptions,
+    DeformConv2dBackward,
+    DeformConvOptions,
+    DType,
+    UnfoldOptions,
+)
 from burn_backend import ModuleOps as DefaultModuleOps
+from burn_backend.module import (
+    adaptive_pool_windows,
+    avg_pool_divisors,
+    conv_output_size,
+    conv_transpose_output_size,
+    pool_output_size,
+)
 
 from .._cupy import cp
 
 Array = Any
+Sizes = Sequence[int]
 _LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
 _F32 = np.dtype(np.float32)
 
@@ -35,8 +58,422 @@ def _maybe(tensor: Array | None) -> Array | None:
     return None if tensor is None else _work(tensor)
 
 
+# -- layout helpers -----------------------------------------------------------------------------------
+def _place(x: Array, low: Sizes, size: Sizes, fill: float) -> Array:
+    """The trailing dims resized to ``size``, ``x[i]`` at ``low + i`` (``low`` may be negative: a crop),
+    the rest ``fill``; ``x`` itself where nothing moves."""
+    n = len(size)
+    lead = x.shape[: x.ndim - n]
+    spatial = x.shape[x.ndim - n :]
+    if all(lo == 0 for lo in low) and tuple(size) == tuple(spatial):
+        return x
+    if all(lo <= 0 for lo in low) and all(-lo + s <= length for lo, s, length in zip(low, size, spatial)):
+        crop = (Ellipsis, *(slice(-lo, -lo + s) for lo, s in zip(low, size)))
+        return x[crop]
+    out = cp.full(lead + tuple(size), fill, dtype=x.dtype)
+    source: list[slice] = []
+    target: list[slice] = []
+    for length, lo, extent in zip(spatial, low, size):
+        first, last = max(0, -lo), min(length, extent - lo)
+        if last <= first:
+            return out
+        source.append(slice(first, last))
+        target.append(slice(lo + first, lo + last))
+    into, at = (Ellipsis, *target), (Ellipsis, *source)
+    out[into] = x[at]
+    return out
+
+
+def _along(array: Array, axis: int, start: int, count: int, step: int) -> Array:
+    """The strided view ``array[..., start : start + (count - 1) * step + 1 : step, ...]`` on ``axis``."""
+    index: list[Any] = [slice(None)] * array.ndim
+    index[axis] = slice(start, start + (count - 1) * step + 1, step)
+    return array[tuple(index)]
+
+
+# -- convolution ----------------------------------------------------------------------------------------
+def _columns(
+    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """The im2col columns of ``x [batch, channels, *spatial]``: a new ``[groups, channels / groups *
+    prod(kernel), batch * prod(out)]`` array (channel-major, then kernel offsets; batch-major, then
+    positions)."""
+    batch, channels = x.shape[:2]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    padded = _place(x, padding, extent, 0.0)
+    s_batch, s_channel, *s_spatial = padded.strides
+    per_group = channels // groups
+    shape = (groups, per_group, *kernel, batch, *out)
+    steps = (
+        per_group * s_channel,
+        s_channel,
+        *(d * st for d, st in zip(dilation, s_spatial)),
+        s_batch,
+        *(s * st for s, st in zip(stride, s_spatial)),
+    )
+    view = cp.lib.stride_tricks.as_strided(padded, shape, steps)
+    depth = per_group * math.prod(kernel)
+    return cp.ascontiguousarray(view).reshape(groups, depth, batch * math.prod(out))
+
+
+def _by_group(y: Array, groups: int) -> Array:
+    """``[batch, channels, *spatial]`` as ``[groups, channels / groups, batch * prod(spatial)]`` (a copy)."""
+    batch, channels = y.shape[:2]
+    length = math.prod(y.shape[2:])
+    grouped = y.reshape(batch, groups, channels // groups, length).transpose(1, 2, 0, 3)
+    return cp.ascontiguousarray(grouped).reshape(groups, channels // groups, batch * length)
+
+
+def _from_groups(product: Array, batch: int, out: Sizes) -> Array:
+    """``[groups, channels / groups, batch * prod(out)]`` back to a new ``[batch, channels, *out]``."""
+    channels = product.shape[0] * product.shape[1]
+    grid = product.reshape(channels, batch, *out)
+    return cp.ascontiguousarray(cp.moveaxis(grid, 1, 0))
+
+
+def _gemm(a: Array, b: Array) -> Array:
+    """``a @ b`` for ``[groups, m, k]`` by ``[groups, k, n]``; with one group a plain 2-d product, which
+    cuBLAS reads in place where an operand is a transposed view (a batched product may copy it)."""
+    if a.shape[0] == 1:
+        return cp.matmul(a[0], b[0])[None]
+    return cp.matmul(a, b)
+
+
+def _conv(
+    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """A convolution (no bias) of work-dtype arrays whose output has the spatial ``out``."""
+    batch = x.shape[0]
+    out_channels = weight.shape[0]
+    kernel = weight.shape[2:]
+    columns = _columns(x, kernel, stride, padding, dilation, groups, out)
+    w = weight.reshape(groups, out_channels // groups, columns.shape[1])
+    return _from_groups(_gemm(w, columns), batch, out)
+
+
+def _conv_weight_grad(
+    x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int
+) -> Array:
+    """``sum over batch and positions of grad * window of x``: ``[grad channels, x channels / groups,
+    *kernel]`` (the weight gradient of a convolution, and with roles swapped of a transposed one)."""
+    channels = x.shape[1]
+    grad_channels = grad.shape[1]
+    columns = _columns(x, kernel, stride, padding, dilation, groups, grad.shape[2:])
+    total = _gemm(_by_group(grad, groups), columns.transpose(0, 2, 1))
+    return total.reshape(grad_channels, channels // groups, *kernel)
+
+
+def _col2im(
+    grad: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """The adjoint of ``_conv``: the gradient of a convolution with ``weight [grad channels, channels /
+    groups, *kernel]`` with respect to its input of spatial size ``out``; also a transposed convolution.
+    One GEMM to every kernel offset's contribution, then one strided add per offset."""
+    batch, grad_channels = grad.shape[:2]
+    per_group = weight.shape[1]
+    kernel = weight.shape[2:]
+    sizes = grad.shape[2:]
+    channels = groups * per_group
+    w = weight.reshape(groups, grad_channels // groups, per_group * math.prod(kernel))
+    parts = _gemm(w.transpose(0, 2, 1), _by_group(grad, groups))
+    parts = parts.reshape(channels, *kernel, batch, *sizes)
+    full = [
+        max((n - 1) * s + (k - 1) * d + 1, p + o)
+        for n, s, k, d, p, o in zip(sizes, stride, kernel, dilation, padding, out)
+    ]
+    total = cp.zeros((batch, channels, *full), dtype=grad.dtype)
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        spans = tuple(
+            slice(i * d, i * d + (n - 1) * s + 1, s) for i, d, n, s in zip(offsets, dilation, sizes, stride)
+        )
+        into, at = (slice(None), slice(None), *spans), (slice(None), *offsets)
+        target = total[into]
+        target += cp.moveaxis(parts[at], 1, 0)
+    crop = (slice(None), slice(None), *(slice(p, p + o) for p, o in zip(padding, out)))
+    return cp.ascontiguousarray(total[crop])
+
+
+def _add_bias(y: Array, bias: Array | None) -> Array:
+    if bias is not None:
+        y += _work(bias).reshape((-1,) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+    out = [
+        conv_output_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(
+            x.shape[2:], weight.shape[2:], options.stride, options.padding, options.dilation
+        )
+    ]
+    y = _conv(_work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out)
+    return _done(_add_bias(y, bias), x.dtype)
+
+
+def _conv_transpose_forward(
+    x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+) -> Array:
+    out = [
+        conv_transpose_output_size(n, k, s, p, q, d)
+        for n, k, s, p, q, d in zip(
+            x.shape[2:],
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
+    ]
+    y = _col2im(
+        _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
+    )
+    return _done(_add_bias(y, bias), x.dtype)
+
+
+def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvTransposeOptions) -> Array:
+    sizes = [
+        (n + 2 * p - d * (k - 1) - q - 1) // s + 1
+        for n, k, s, p, q, d in zip(
+            output_grad.shape[2:],
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
+    ]
+    g = _conv(
+        _work(output_grad),
+        _work(weight),
+        options.stride,
+        options.padding,
+        options.dilation,
+        options.groups,
+        sizes,
+    )
+    return _done(g, output_grad.dtype)
+
+
+def _bias_grad(grad: Array) -> Array:
+    axes = (0, *range(2, grad.ndim))
+    return _done(cp.sum(_work(grad), axis=axes), grad.dtype)
+
+
+# -- pooling --------------------------------------------------------------------------------------------
+def _max_pool(
+    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, ceil_mode: bool
+) -> Array:
+    work = _work(x)
+    out = [
+        pool_output_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)
+    ]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    current = _place(work, padding, extent, -math.inf)
+    for axis in range(2, x.ndim):
+        k, s, d, o = kernel[axis - 2], stride[axis - 2], dilation[axis - 2], out[axis - 2]
+        result = cp.array(_along(current, axis, 0, o, s))
+        for j in range(1, k):
+            cp.maximum(result, _along(current, axis, j * d, o, s), out=result)
+        current = result
+    return _done(cp.ascontiguousarray(current), x.dtype)
+
+
+def _max_pool_with_indices(
+    x: Array,
+    kernel: Sizes,
+    stride: Sizes,
+    padding: Sizes,
+    dilation: Sizes,
+    ceil_mode: bool,
+    int_dtype: Any,
+) -> tuple[Array, Array]:
+    """Max pooling with PyTorch's index rule: windows scanned row-major, a later value wins if greater
+    or NaN. Reducing the last axis first, then the earlier ones, picks the same element."""
+    work = _work(x)
+    n = len(kernel)
+    spatial = x.shape[2:]
+    out = [
+        pool_output_size(size, k, s, p, d, ceil_mode)
+        for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)
+    ]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    values = _place(work, padding, extent, -math.inf)
+    carried: list[Array] = []  # the input position along each axis reduced so far (last axis first)
+    for dim in reversed(range(n)):
+        axis = 2 + dim
+        k, s, d, p, o = kernel[dim], stride[dim], dilation[dim], padding[dim], out[dim]
+        starts = np.arange(o) * s - p
+        first = starts + ((-starts).clip(min=0) + d - 1) // d * d  # first window sample inside x
+        shape = [1] * x.ndim
+        shape[axis] = o
+        target_shape = list(values.shape)
+        target_shape[axis] = o
+        best = cp.full(target_shape, -math.inf, dtype=values.dtype)
+        position = cp.broadcast_to(cp.asarray(first.reshape(shape)), target_shape).copy()
+        # a window whose every sample is -inf is never updated: it keeps the first sample inside x
+        kept = [cp.array(_along(c, axis, 0, o, s)) for c in carried]
+        for j in range(k):
+            candidate = _along(values, axis, j * d, o, s)
+            better = cp.greater(candidate, best)
+            better |= cp.isnan(candidate)
+            cp.copyto(best, candidate, where=better)
+            cp.copyto(position, cp.asarray((starts + j * d).reshape(shape)), where=better)
+            for target, source in zip(kept, carried):
+                cp.copyto(target, _along(source, axis, j * d, o, s), where=better)
+        values = best
+        carried = [*kept, position]
+    strides = [math.prod(spatial[i + 1 :]) for i in range(n)]
+    flat = cp.zeros(values.shape, dtype=np.int64)
+    for position, st in zip(carried, reversed(strides)):
+        flat += position * st
+    return _done(values, x.dtype), flat.astype(int_dtype)
+
+
+def _max_pool_backward(x: Array, output_grad: Array, indices: Array) -> Array:
+    batch, channels = x.shape[:2]
+    plane = math.prod(x.shape[2:])
+    planes = batch * channels
+    length = math.prod(indices.shape[2:])
+    offsets = (cp.arange(planes, dtype=np.int64) * plane)[:, None]
+    flat = indices.reshape(planes, length).astype(np.int64) + offsets
+    total = cp.zeros(planes * plane, dtype=_F32 if output_grad.dtype in _LOW_PRECISION else output_grad.dtype)
+    cp.add.at(total, flat.ravel(), _work(output_grad).ravel())
+    return _done(total.reshape(x.shape), output_grad.dtype)
+
+
+@functools.lru_cache(maxsize=128)
+def _divisor(
+    sizes: tuple[int, ...],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    include: bool,
+    out: tuple[int, ...],
+    dtype: Any,
+    device: int,
+) -> Array:
+    """The divisors of an average pool's outputs, on ``device`` (cached: built and copied to the GPU once,
+    so that pooling does not wait on a host copy each call)."""
+    total: Any = np.ones((), dtype=np.float64)
+    for size, k, s, p, o in zip(sizes, kernel, stride, padding, out):
+        total = np.multiply.outer(total, np.asarray(avg_pool_divisors(size, k, s, p, include, o), np.float64))
+    with cp.cuda.Device(device):
+        return cp.asarray(total.astype(dtype))
+
+
+def _divisor_of(
+    x: Array, work: Array, kernel: Sizes, stride: Sizes, padding: Sizes, include: bool, out: Sizes
+) -> Array:
+    """The divisors of the pool of ``x``'s spatial dims, in ``work``'s dtype."""
+    return _divisor(
+        tuple(x.shape[2:]),
+        tuple(kernel),
+        tuple(stride),
+        tuple(padding),
+        include,
+        tuple(out),
+        np.dtype(work.dtype),
+        int(cp.cuda.runtime.getDevice()),
+    )
+
+
+def _avg_pool(
+    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool, ceil_mode: bool
+) -> Array:
+    work = _work(x)
+    out = [
+        pool_output_size(size, k, s, p, 1, ceil_mode)
+        for size, k, s, p in zip(x.shape[2:], kernel, stride, padding)
+    ]
+    extent = [(o - 1) * s + k for o, s, k in zip(out, stride, kernel)]
+    current = _place(work, padding, extent, 0.0)
+    for axis in range(2, x.ndim):
+        k, s, o = kernel[axis - 2], stride[axis - 2], out[axis - 2]
+        total = cp.array(_along(current, axis, 0, o, s))
+        for j in range(1, k):
+            total += _along(current, axis, j, o, s)
+        current = total
+    current /= _divisor_of(x, work, kernel, stride, padding, count_include_pad, out)
+    return _done(current, x.dtype)
+
+
+def _avg_pool_backward(
+    x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool
+) -> Array:
+    out = grad.shape[2:]
+    work = _work(grad)
+    current = work / _divisor_of(x, work, kernel, stride, padding, count_include_pad, out).reshape(
+        (1, 1, *out)
+    )
+    for axis in range(2, x.ndim):
+        k, s, o = kernel[axis - 2], stride[axis - 2], out[axis - 2]
+        shape = list(current.shape)
+        shape[axis] = (o - 1) * s + k
+        total = cp.zeros(shape, dtype=current.dtype)
+        for j in range(k):
+            target = _along(total, axis, j, o, s)
+            target += current
+        current = total
+    result = _place(current, [-p for p in padding], x.shape[2:], 0.0)
+    return _done(cp.ascontiguousarray(result), grad.dtype)
+
+
+@functools.lru_cache(maxsize=128)
+def _adaptive_matrix(size: int, out: int, dtype: Any, device: int) -> Array:
+    """``[out, size]``: row ``o`` averages the window of output ``o`` (cached per device)."""
+    matrix = np.zeros((out, size), dtype=dtype)
+    for row, (start, end) in enumerate(adaptive_pool_windows(size, out)):
+        matrix[row, start:end] = 1.0 / (end - start)
+    with cp.cuda.Device(device):
+        return cp.asarray(matrix)
+
+
+def _adaptive_along(x: Array, axis: int, out: int) -> Array:
+    """Adaptive average pooling of ``x`` along ``axis`` to ``out`` samples: a new array."""
+    size = x.shape[axis]
+    if size % out == 0:
+        k = size // out
+        total = cp.array(_along(x, axis, 0, out, k))
+        for j in range(1, k):
+            total += _along(x, axis, j, out, k)
+        total /= x.dtype.type(k)
+        return total
+    # overlapping windows of unequal lengths: the j-th sample of every window longer than j, gathered and
+    # added (sums of the samples themselves, no products with zero weights: an inf stays in its windows)
+    windows = np.asarray(adaptive_pool_windows(size, out), dtype=np.int64).reshape(out, 2)
+    starts = windows[:, 0]
+    lengths = windows[:, 1] - starts
+    total = cp.take(x, cp.asarray(starts), axis=axis)
+    index: list[Any] = [slice(None)] * x.ndim
+    for j in range(1, int(lengths.max())):
+        longer = np.flatnonzero(lengths > j)
+        picked = cp.take(x, cp.asarray(starts[longer] + j), axis=axis)
+        if len(longer) == out:
+            total += picked
+        else:
+            index[axis] = cp.asarray(longer)
+            total[tuple(index)] += picked
+    shape = [1] * x.ndim
+    shape[axis] = out
+    total /= cp.asarray(lengths.astype(x.dtype).reshape(shape))
+    return total
+
+
+def _adaptive_along_backward(grad: Array, axis: int, size: int) -> Array:
+    out = grad.shape[axis]
+    if size % out == 0:
+        k = size // out
+        return cp.repeat(grad / grad.dtype.type(k), k, axis=axis)
+    matrix = _adaptive_matrix(size, out, np.dtype(grad.dtype), int(cp.cuda.runtime.getDevice()))
+    moved = cp.moveaxis(grad, axis, -1)
+    return cp.ascontiguousarray(cp.moveaxis(cp.matmul(moved, matrix), -1, axis))
+
+
 class ModuleOps:
     """Overrides of ``burn_backend.ModuleOps`` defaults."""
+
+    int_dtype: DType
 
     def embedding(self, weights: Array, indices: Array) -> Array:
         return cp.take(weights, indices, axis=0)
@@ -65,6 +502,222 @@ class ModuleOps:
         if beta is not None:
             y += _work(beta)
         return _done(y, x.dtype)
+
+    # -- convolution ------------------------------------------------------------------------------
+    # One N-d kernel per role; the interface names each rank, so each is bound under three names.
+    def _conv_nd(self, x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
+        return _conv_forward(x, weight, bias, options)
+
+    def _conv_nd_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
+        g = _col2im(
+            _work(output_grad),
+            _work(weight),
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+            x.shape[2:],
+        )
+        return _done(g, output_grad.dtype)
+
+    def _conv_nd_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
+    ) -> Array:
+        g = _conv_weight_grad(
+            _work(x),
+            _work(output_grad),
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+        )
+        return _done(g, output_grad.dtype)
+
+    def _bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
+        return _bias_grad(output_grad)
+
+    def _conv_transpose_nd(
+        self, x: Array, weight: Array, bias: Array | None, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_forward(x, weight, bias, options)
+
+    def _conv_transpose_nd_x_backward(
+        self, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        return _conv_transpose_x_backward(weight, output_grad, options)
+
+    def _conv_transpose_nd_weight_backward(
+        self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
+    ) -> Array:
+        g = _conv_weight_grad(
+            _work(output_grad),
+            _work(x),
+            weight.shape[2:],
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+        )
+        return _done(g, output_grad.dtype)
+
+    conv1d = conv2d = conv3d = _conv_nd
+    conv1d_x_backward = conv2d_x_backward = conv3d_x_backward = _conv_nd_x_backward
+    conv1d_weight_backward = conv2d_weight_backward = conv3d_weight_backward = _conv_nd_weight_backward
+    conv1d_bias_backward = conv2d_bias_backward = conv3d_bias_backward = _bias_backward
+    conv_transpose1d = conv_transpose2d = conv_transpose3d = _conv_transpose_nd
+    conv_transpose1d_x_backward = conv_transpose2d_x_backward = _conv_transpose_nd_x_backward
+    conv_transpose3d_x_backward = _conv_transpose_nd_x_backward
+    conv_transpose1d_weight_backward = conv_transpose2d_weight_backward = _conv_transpose_nd_weight_backward
+    conv_transpose3d_weight_backward = _conv_transpose_nd_weight_backward
+    conv_transpose1d_bias_backward = conv_transpose2d_bias_backward = conv_transpose3d_bias_backward = (
+        _bias_backward
+    )
+
+    def fold4d(
+        self, x: Array, output_size: tuple[int, int], kernel_size: tuple[int, int], options: UnfoldOptions
+    ) -> Array:
+        # the default adds the taps one at a time in the input's dtype: in bf16 each add rounds, and a
+        # sum of several overlapping taps drifts past the tolerance; this sums in f32 and rounds once
+        work = _work(x)
+        batch, depth = x.shape[:2]
+        channels = depth // math.prod(kernel_size)
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(
+                output_size, kernel_size, options.stride, options.padding, options.dilation
+            )
+        ]
+        columns = work.reshape(batch, channels, *kernel_size, *out)
+        padded = [size + 2 * p for size, p in zip(output_size, options.padding)]
+        total = cp.zeros((batch, channels, *padded), dtype=work.dtype)
+        for offsets in itertools.product(*(range(k) for k in kernel_size)):
+            spans = tuple(
+                slice(i * d, i * d + (o - 1) * s + 1, s)
+                for i, d, o, s in zip(offsets, options.dilation, out, options.stride)
+            )
+            into, at = (slice(None), slice(None), *spans), (slice(None), slice(None), *offsets)
+            target = total[into]
+            target += columns[at]
+        result = _place(total, [-p for p in options.padding], output_size, 0.0)
+        return _done(cp.ascontiguousarray(result), x.dtype)
+
+    # -- pooling ----------------------------------------------------------------------------------
+    def avg_pool1d(
+        self, x: Array, kernel_size: int, stride: int, padding: int, count_include_pad: bool, ceil_mode: bool
+    ) -> Array:
+        return _avg_pool(x, [kernel_size], [stride], [padding], count_include_pad, ceil_mode)
+
+    def avg_pool1d_backward(
+        self,
+        x: Array,
+        grad: Array,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _avg_pool_backward(x, grad, [kernel_size], [stride], [padding], count_include_pad)
+
+    def avg_pool2d(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _avg_pool(x, kernel_size, stride, padding, count_include_pad, ceil_mode)
+
+    def avg_pool2d_backward(
+        self,
+        x: Array,
+        grad: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        count_include_pad: bool,
+        ceil_mode: bool,
+    ) -> Array:
+        return _avg_pool_backward(x, grad, kernel_size, stride, padding, count_include_pad)
+
+    def adaptive_avg_pool1d(self, x: Array, output_size: int) -> Array:
+        return _done(_adaptive_along(_work(x), 2, output_size), x.dtype)
+
+    def adaptive_avg_pool1d_backward(self, x: Array, grad: Array) -> Array:
+        return _done(_adaptive_along_backward(_work(grad), 2, x.shape[2]), grad.dtype)
+
+    def adaptive_avg_pool2d(self, x: Array, output_size: tuple[int, int]) -> Array:
+        rows = _adaptive_along(_work(x), 2, output_size[0])
+        return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
+
+    def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
+        rows = _adaptive_along_backward(_work(grad), 2, x.shape[2])
+        return _done(_adaptive_along_backward(rows, 3, x.shape[3]), grad.dtype)
+
+    def max_pool1d(
+        self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+    ) -> Array:
+        return _max_pool(x, [kernel_size], [stride], [padding], [dilation], ceil_mode)
+
+    def max_pool1d_with_indices(
+        self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+    ) -> tuple[Array, Array]:
+        return _max_pool_with_indices(
+            x, [kernel_size], [stride], [padding], [dilation], ceil_mode, self.int_dtype.numpy
+        )
+
+    def max_pool1d_with_indices_backward(
+        self,
+        x: Array,
+        kernel_size: int,
+        stride: int,
+        padding: int,
+        dilation: int,
+        ceil_mode: bool,
+        output_grad: Array,
+        indices: Array,
+    ) -> Array:
+        return _max_pool_backward(x, output_grad, indices)
+
+    def max_pool2d(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> Array:
+        return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode)
+
+    def max_pool2d_with_indices(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+    ) -> tuple[Array, Array]:
+        return _max_pool_with_indices(
+            x, kernel_size, stride, padding, dilation, ceil_mode, self.int_dtype.numpy
+        )
+
+    def max_pool2d_with_indices_backward(
+        self,
+        x: Array,
+        kernel_size: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        ceil_mode: bool,
+        output_grad: Array,
+        indices: Array,
+    ) -> Array:
+        return _max_pool_backward(x, output_grad, indices)
 
     def deform_conv2d(
         self,

@@ -1,0 +1,212 @@
+"""The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
+64M-float tensors, matmul 4096² f32, conv2d forward + backward, the host cost of a tiny op, and one
+training step of the guide model (batch 64, Adam) on ``Autodiff(Cuda())``.
+
+Every timed call ends by waiting for its GPU work (``device.sync()`` for ours,
+``torch.cuda.synchronize()`` for PyTorch), so the times are of finished work, not of queued launches.
+Both sides compute in full f32: TF32 is off in PyTorch's matmul and cuDNN, as it is in ours. The ratio
+column is our time over PyTorch's; the targets are the issue's (a bandwidth or throughput of at least
+0.9x or 0.95x PyTorch's is a time ratio of at most 1.11 or 1.05).
+
+Without a GPU, CuPy or PyTorch CUDA it prints why and exits 0.
+
+Run: ``python tools/bench/bench_cuda.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _harness import Row, arguments, compare, print_table
+
+from burn_backend import ConvOptions, Device, Tensor, module
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "guide"))
+
+TINY_OPS = 100  # tiny adds per timed call: the host cost is the call's time over this
+
+
+def _unavailable() -> str | None:
+    """Why this benchmark cannot run here, or ``None``."""
+    try:
+        import torch
+    except ImportError:
+        return "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return "PyTorch sees no CUDA GPU"
+    from burn_cuda._cupy import unavailable_reason
+
+    return unavailable_reason()
+
+
+def _synced(function: Callable[[], object], sync: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        function()
+        sync()
+
+    return run
+
+
+def _per_op(row: Row, count: int) -> Row:
+    return Row(row.name, row.ours / count, row.reference / count, row.reference_name, row.target)
+
+
+def _elementwise_rows(device: Device, torch: Any, repeat: int) -> list[Row]:
+    sync, tsync = device.sync, torch.cuda.synchronize
+    n = 64 * 1024 * 1024
+    a = Tensor.random([n], device=device)
+    b = Tensor.random([n], device=device)
+    ta = torch.rand(n, device="cuda")
+    tb = torch.rand(n, device="cuda")
+    add = compare(
+        "add 64M f32 (3 x 256 MiB moved)",
+        _synced(lambda: a + b, sync),
+        _synced(lambda: ta + tb, tsync),
+        "torch",
+        "<= 1.11x (>= 0.9x bandwidth)",
+        repeat,
+        20,
+    )
+
+    m = 4096
+    x = Tensor.random([m, m], device=device)
+    y = Tensor.random([m, m], device=device)
+    tx = torch.rand(m, m, device="cuda")
+    ty = torch.rand(m, m, device="cuda")
+    matmul = compare(
+        "matmul 4096x4096 f32",
+        _synced(lambda: x @ y, sync),
+        _synced(lambda: tx @ ty, tsync),
+        "torch",
+        "<= 1.05x (>= 0.95x throughput)",
+        repeat,
+        10,
+    )
+
+    s = Tensor.ones([2, 2], device=device)
+    ts = torch.ones(2, 2, device="cuda")
+
+    def ours_tiny() -> None:
+        for _ in range(TINY_OPS):
+            s + s
+        sync()
+
+    def torch_tiny() -> None:
+        for _ in range(TINY_OPS):
+            ts + ts
+        tsync()
+
+    tiny = compare(
+        f"host cost of a 2x2 add (/{TINY_OPS} ops)", ours_tiny, torch_tiny, "torch", "<= 2x", repeat, 20
+    )
+    return [add, matmul, _per_op(tiny, TINY_OPS)]
+
+
+def _conv_row(shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any) -> Row:
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+
+    device = Autodiff(Cuda()).device(0)
+    batch, channels, height, width = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((out_channels, channels, 3, 3)) / np.sqrt(channels * 9)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32)
+    g = rng.standard_normal((batch, out_channels, height - 2, width - 2)).astype(np.float32)
+    ours = [Tensor.from_numpy(a, device).require_grad() for a in (x, w, b)]
+    og = Tensor.from_numpy(g, device)
+    options = ConvOptions((1, 1), (0, 0), (1, 1), 1)
+    theirs = [torch.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b)]
+    tg = torch.tensor(g, device="cuda")
+    np.testing.assert_allclose(
+        module.conv2d(*ours, options).to_numpy(),
+        torch.nn.functional.conv2d(*theirs).detach().cpu().numpy(),
+        rtol=1e-3,
+        atol=1e-3,
+    )
+
+    def ours_step() -> None:
+        tx, tw, tb = ours
+        grads = (module.conv2d(tx, tw, tb, options) * og).sum().backward()
+        for tensor in ours:
+            tensor.grad(grads)
+        device.sync()
+
+    def torch_step() -> None:
+        rx, rw, rb = theirs
+        loss = (torch.nn.functional.conv2d(rx, rw, rb) * tg).sum()
+        torch.autograd.grad(loss, theirs)
+        torch.cuda.synchronize()
+
+    name = f"conv2d fwd+bwd {batch}x{channels}->{out_channels}x{height}x{width} 3x3"
+    return compare(name, ours_step, torch_step, "torch", "<= 2x", repeat, 10)
+
+
+def _guide_row(repeat: int, torch: Any) -> Row:
+    from bench_guide import BATCH, LR, TorchModel
+    from model import ModelConfig
+
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+    from burn_nn import loss
+    from burn_nn.optim import AdamConfig, GradientsParams
+
+    rng = np.random.default_rng(0)
+    images = rng.random((BATCH, 28, 28), dtype=np.float32)
+    labels = rng.integers(0, 10, BATCH)
+    device = Autodiff(Cuda()).device(0)
+    device.seed(0)
+    state = {"model": ModelConfig(10, 512).init(device)}
+    optim = AdamConfig().init()
+    criterion = loss.CrossEntropyLossConfig().init(device)
+    x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
+
+    def ours() -> None:
+        model = state["model"]
+        grads = GradientsParams.from_grads(criterion(model(x), y).backward(), model)
+        state["model"] = optim.step(LR, model, grads)
+        device.sync()
+
+    torch.manual_seed(0)
+    torch_model = TorchModel().cuda()
+    torch_optim = torch.optim.Adam(torch_model.parameters(), lr=LR)
+    tx = torch.from_numpy(images).cuda()
+    ty = torch.from_numpy(labels).cuda()
+
+    def theirs() -> None:
+        torch_optim.zero_grad()
+        torch.nn.functional.cross_entropy(torch_model(tx), ty).backward()
+        torch_optim.step()
+        torch.cuda.synchronize()
+
+    return compare("guide training step, batch 64 (Adam)", ours, theirs, "torch", "<= 3x", repeat, 10)
+
+
+def main() -> None:
+    args = arguments(__doc__ or "")
+    reason = _unavailable()
+    if reason is not None:
+        print(f"bench_cuda: skipped: {reason}")
+        return
+    import torch
+
+    from burn_cuda import Cuda
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    repeat = 3 if args.quick else 7
+    device = Cuda().device(0)
+    print(f"GPU: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    rows = _elementwise_rows(device, torch, repeat)
+    rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch))
+    rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch))
+    rows.append(_guide_row(repeat, torch))
+    print_table("Cuda (CuPy) vs PyTorch CUDA eager, f32 (ratio = our time / PyTorch time)", rows)
+
+
+if __name__ == "__main__":
+    main()
