@@ -17,12 +17,14 @@ from burn_backend import Device, Distribution, DType, FloatTensorOps, GridSample
 
 from .._cupy import cp
 from . import _array as a
+from . import _elementwise
 from ._special import erf
 
 Array = Any
 _LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
 _BF16 = DType.BF16.numpy
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 _F16 = np.dtype(np.float16)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +36,12 @@ def in_f32(method: F) -> F:
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any) -> Any:
+        for arg in args:  # the common case first: every array operand f32 or f64, nothing to convert
+            kind = getattr(arg, "dtype", None)
+            if kind is not None and kind is not _F32 and kind is not _F64:
+                break
+        else:
+            return method(self, *args)
         dtype = getattr(args[0], "dtype", None)
         if dtype == _F16:
             with np.errstate(all="ignore"):
@@ -67,6 +75,26 @@ def sample(generator: Any, shape: tuple[int, ...], distribution: Distribution) -
         return generator.random(shape, dtype=np.float64) * (high - low) + low
     normal = generator.standard_normal(shape, dtype=np.float64)
     return normal * float(distribution.std) + float(distribution.mean)
+
+
+@in_f32
+def _add(self: Any, lhs: Array, rhs: Any) -> Array:
+    return lhs + rhs
+
+
+@in_f32
+def _sub(self: Any, lhs: Array, rhs: Any) -> Array:
+    return lhs - rhs
+
+
+@in_f32
+def _mul(self: Any, lhs: Array, rhs: Any) -> Array:
+    return lhs * rhs
+
+
+@in_f32
+def _div(self: Any, lhs: Array, rhs: Any) -> Array:
+    return lhs / rhs
 
 
 class FloatOps:
@@ -137,37 +165,37 @@ class FloatOps:
 
     float_mask_fill = a.mask_fill
 
-    @in_f32
     def float_add(self, lhs: Array, rhs: Array) -> Array:
-        return lhs + rhs
+        out = _elementwise.binary("add", lhs, rhs)
+        return _add(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_add_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs + rhs
+        out = _elementwise.scalar("add", lhs, rhs)
+        return _add(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_sub(self, lhs: Array, rhs: Array) -> Array:
-        return lhs - rhs
+        out = _elementwise.binary("sub", lhs, rhs)
+        return _sub(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_sub_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs - rhs
+        out = _elementwise.scalar("sub", lhs, rhs)
+        return _sub(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_mul(self, lhs: Array, rhs: Array) -> Array:
-        return lhs * rhs
+        out = _elementwise.binary("mul", lhs, rhs)
+        return _mul(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_mul_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs * rhs
+        out = _elementwise.scalar("mul", lhs, rhs)
+        return _mul(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_div(self, lhs: Array, rhs: Array) -> Array:
-        return lhs / rhs
+        out = _elementwise.binary("div", lhs, rhs)
+        return _div(self, lhs, rhs) if out is None else out
 
-    @in_f32
     def float_div_scalar(self, lhs: Array, rhs: float) -> Array:
-        return lhs / rhs
+        out = _elementwise.scalar("div", lhs, rhs)
+        return _div(self, lhs, rhs) if out is None else out
 
     @in_f32
     def float_remainder(self, lhs: Array, rhs: Array) -> Array:
