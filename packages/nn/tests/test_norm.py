@@ -47,13 +47,13 @@ def _torch_forward_backward(ref, layer, x_np, upstream):
     return out, x.grad
 
 
-def _compare_step(norm, theirs, x_np, device, ref, rng, x_grad_scale=100):
+def _compare_step(norm, theirs, x_np, device, ref, rng, x_grad_scale=10):
     """One forward and backward (a random upstream gradient) through ``norm`` and torch's ``theirs``,
     outputs and input gradients compared; our output and parameter gradients."""
     upstream = rng.normal(size=x_np.shape).astype(x_np.dtype)
     out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
     their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
-    ref.close(out, their_out, scale=10)
+    ref.close(out, their_out, scale=2)
     ref.close(x_grad, their_x_grad, scale=x_grad_scale)
     return out, grads
 
@@ -91,18 +91,18 @@ def test_batch_norm_training_matches_torch(device, inner_device, rng, ref, shape
         x_np = (rng.normal(size=shape) * (step + 1) + step).astype(np.float32)
         theirs.zero_grad()
         _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
-        ref.close(grads["gamma"], theirs.weight.grad, scale=10)
-        ref.close(grads["beta"], theirs.bias.grad, scale=10)
-        ref.close(norm.running_mean.value(), theirs.running_mean, scale=10)
-        ref.close(norm.running_var.value(), theirs.running_var, scale=10)
+        ref.close(grads["gamma"], theirs.weight.grad, scale=2)
+        ref.close(grads["beta"], theirs.bias.grad, scale=2)
+        ref.close(norm.running_mean.value(), theirs.running_mean, scale=2)
+        ref.close(norm.running_var.value(), theirs.running_var, scale=2)
 
     # evaluation: the running statistics normalize, and they stay as they are
     evaluated = norm.valid()
     theirs.eval()
     x_np = rng.normal(size=shape).astype(np.float32)
-    ref.close(evaluated(Tensor.from_data(x_np, inner_device)), theirs(ref.tensor(x_np)), scale=10)
-    ref.close(evaluated.running_mean.value(), theirs.running_mean, scale=10)
-    ref.close(evaluated.running_var.value(), theirs.running_var, scale=10)
+    ref.close(evaluated(Tensor.from_data(x_np, inner_device)), theirs(ref.tensor(x_np)), scale=2)
+    ref.close(evaluated.running_mean.value(), theirs.running_mean, scale=2)
+    ref.close(evaluated.running_var.value(), theirs.running_var, scale=2)
 
 
 def test_batch_norm_float64_training_and_evaluation(rng, ref) -> None:
@@ -113,12 +113,12 @@ def test_batch_norm_float64_training_and_evaluation(rng, ref) -> None:
         theirs.zero_grad()
         out, grads = _compare_step(norm, theirs, rng.normal(size=(3, 4, 2, 3)), device, ref, rng, 1000)
         assert out.dtype.name == "F64"
-        ref.close(grads["gamma"], theirs.weight.grad, scale=10)
-        ref.close(norm.running_var.value(), theirs.running_var, scale=10)
+        ref.close(grads["gamma"], theirs.weight.grad, scale=2)
+        ref.close(norm.running_var.value(), theirs.running_var, scale=2)
     theirs.eval()
     x_np = rng.normal(size=(2, 4, 3, 3))
     inner = NdArray(float_dtype="f64").device()
-    ref.close(norm.valid()(Tensor.from_data(x_np, inner)), theirs(ref.tensor(x_np)), scale=10)
+    ref.close(norm.valid()(Tensor.from_data(x_np, inner)), theirs(ref.tensor(x_np)), scale=2)
 
 
 def test_batch_norm_initial_state_matches_torch(device, ref) -> None:
@@ -178,9 +178,9 @@ def test_layer_norm_matches_torch(device, rng, ref, affine, bias) -> None:
     _, grads = _compare_step(norm, theirs, rng.normal(size=(2, 3, 6)).astype(np.float32), device, ref, rng)
     assert set(grads) == ({"gamma"} if affine else set()) | ({"beta"} if bias else set())
     if affine:
-        ref.close(grads["gamma"], theirs.weight.grad, scale=10)
+        ref.close(grads["gamma"], theirs.weight.grad, scale=2)
     if bias:
-        ref.close(grads["beta"], theirs.bias.grad, scale=10)
+        ref.close(grads["beta"], theirs.bias.grad, scale=2)
     assert norm.num_params() == sum(p.numel() for p in theirs.parameters())
 
 
@@ -199,8 +199,10 @@ def test_group_norm_matches_torch(device, rng, ref, shape, groups, affine) -> No
     x_np = (rng.normal(size=shape) * 2 + 1).astype(np.float32)
     _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
     if affine:
+        # a group of one value normalizes to exactly 0, so gamma's exact gradient is 0 where torch's
+        # carries f32 rounding noise of a few 1e-6
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
-        ref.close(grads["beta"], theirs.bias.grad, scale=10)
+        ref.close(grads["beta"], theirs.bias.grad, scale=2)
     else:
         assert grads == {}
 
@@ -235,8 +237,8 @@ def test_instance_norm_matches_torch(device, rng, ref, shape, affine) -> None:
     x_np = (rng.normal(size=shape) * 3 - 1).astype(np.float32)
     _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
     if affine:
-        ref.close(grads["gamma"], theirs.weight.grad, scale=10)
-        ref.close(grads["beta"], theirs.bias.grad, scale=10)
+        ref.close(grads["gamma"], theirs.weight.grad, scale=2)
+        ref.close(grads["beta"], theirs.bias.grad, scale=2)
     assert norm.num_params() == (6 if affine else 0)
 
 
@@ -260,7 +262,7 @@ def test_rms_norm_matches_torch(rng, ref, dtype) -> None:
     with ref.torch.no_grad():
         theirs.weight.copy_(ref.tensor(gamma))
     _, grads = _compare_step(norm, theirs, rng.normal(size=(2, 3, 8)).astype(np_dtype), device, ref, rng)
-    ref.close(grads["gamma"], theirs.weight.grad, scale=10)
+    ref.close(grads["gamma"], theirs.weight.grad, scale=2)
 
 
 def test_rms_norm_default_init_and_errors(device) -> None:

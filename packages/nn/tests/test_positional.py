@@ -148,12 +148,12 @@ def test_rotary_encoding_matches_reference_and_torch_with_gradients(shape, devic
     rotation = torch.polar(torch.ones_like(angles), angles).to(torch.complex64)
     pairs = torch.view_as_complex(tx.reshape(*shape[:-1], 4, 2))
     expected = torch.view_as_real(pairs * rotation).reshape(shape)
-    ref.close(out, expected, scale=10)
+    ref.close(out, expected, scale=2)
 
     upstream = rng.standard_normal(shape).astype(np.float32)
     grads = (out * Tensor.from_data(upstream, device)).sum().backward()
     expected.backward(torch.tensor(upstream))
-    ref.close(x.grad(grads), tx.grad, scale=10)
+    ref.close(x.grad(grads), tx.grad, scale=2)
 
 
 def test_rotary_encoding_in_float64_and_on_the_inner_device(inner_device, rng) -> None:

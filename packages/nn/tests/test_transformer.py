@@ -170,11 +170,11 @@ def test_position_wise_feed_forward_matches_torch(activation, device, ref, rng) 
     theirs = torch.nn.Sequential(inner, torch.nn.GELU() if activation == "gelu" else torch.nn.ReLU(), outer)
     x, tx = _inputs([BATCH, SEQ, D_MODEL], device, ref, rng)
     out, expected = ffn(x), theirs(tx)
-    ref.close(out, expected, scale=10)
+    ref.close(out, expected, scale=2)
     grads = ref.backward(out, expected, rng)
-    ref.close(x.grad(grads), tx.grad, scale=10)
+    ref.close(x.grad(grads), tx.grad, scale=2)
     _check_param_grads(
-        ref, _linear_pairs(ffn.linear_inner, inner) + _linear_pairs(ffn.linear_outer, outer), grads, 10
+        ref, _linear_pairs(ffn.linear_inner, inner) + _linear_pairs(ffn.linear_outer, outer), grads, 2
     )
 
 
@@ -201,10 +201,10 @@ def test_encoder_layer_matches_torch_with_gradients(norm_first, activation, devi
     pad[1, -1] = True
     out = layer(x, mask_pad=Tensor.from_data(pad, device))
     expected = theirs(tx, src_key_padding_mask=ref.torch.tensor(pad))
-    ref.close(out, expected, scale=20)
+    ref.close(out, expected, scale=2)
 
     grads = ref.backward(out, expected, rng)
-    ref.close(x.grad(grads), tx.grad, scale=50)
+    ref.close(x.grad(grads), tx.grad, scale=2)
     attention_norm, ffn_norm = (layer.norm_2, layer.norm_1) if norm_first else (layer.norm_1, layer.norm_2)
     pairs = (
         _mha_pairs(layer.mha, theirs.self_attn)
@@ -213,7 +213,7 @@ def test_encoder_layer_matches_torch_with_gradients(norm_first, activation, devi
         + _norm_pairs(attention_norm, theirs.norm1)
         + _norm_pairs(ffn_norm, theirs.norm2)
     )
-    _check_param_grads(ref, pairs, grads, 50)
+    _check_param_grads(ref, pairs, grads, 2)
 
 
 def test_encoder_stacks_layers_like_torch_with_a_causal_mask(device, ref, rng) -> None:
@@ -227,11 +227,11 @@ def test_encoder_stacks_layers_like_torch_with_a_causal_mask(device, ref, rng) -
     expected = tx
     for layer in theirs:
         expected = layer(expected, src_mask=ref.torch.triu(ref.torch.ones(SEQ, SEQ, dtype=bool), 1))
-    ref.close(out, expected, scale=20)
+    ref.close(out, expected, scale=2)
     grads = out.sum().backward()
     expected.sum().backward()
-    ref.close(x.grad(grads), tx.grad, scale=100)
-    _check_param_grads(ref, _mha_pairs(encoder.layers[0].mha, theirs[0].self_attn), grads, 100)
+    ref.close(x.grad(grads), tx.grad, scale=2)
+    _check_param_grads(ref, _mha_pairs(encoder.layers[0].mha, theirs[0].self_attn), grads, 2)
 
 
 def test_encoder_layer_count_and_params_match_torch(device, ref) -> None:
@@ -313,11 +313,11 @@ def test_decoder_layer_matches_torch_with_gradients(norm_first, activation, devi
         tgt_mask=ref.torch.triu(ref.torch.ones(SEQ, SEQ, dtype=bool), 1),
         memory_key_padding_mask=ref.torch.tensor(memory_pad),
     )
-    ref.close(out, expected, scale=20)
+    ref.close(out, expected, scale=2)
 
     grads = ref.backward(out, expected, rng)
-    ref.close(target.grad(grads), t_target.grad, scale=50)
-    ref.close(memory.grad(grads), t_memory.grad, scale=50)
+    ref.close(target.grad(grads), t_target.grad, scale=2)
+    ref.close(memory.grad(grads), t_memory.grad, scale=2)
     norms = (
         (layer.norm_3, layer.norm_1, layer.norm_2)
         if norm_first
@@ -331,7 +331,7 @@ def test_decoder_layer_matches_torch_with_gradients(norm_first, activation, devi
     )
     for ours, their_norm in zip(norms, (theirs.norm1, theirs.norm2, theirs.norm3)):
         pairs += _norm_pairs(ours, their_norm)
-    _check_param_grads(ref, pairs, grads, 50)
+    _check_param_grads(ref, pairs, grads, 2)
 
 
 def test_decoder_in_float64_matches_torch(ref, rng) -> None:
@@ -348,7 +348,7 @@ def test_decoder_in_float64_matches_torch(ref, rng) -> None:
         TransformerDecoderInput(Tensor.from_data(target_np, device), Tensor.from_data(memory_np, device))
     )
     assert out.dtype == DType.F64
-    ref.close(out, theirs(ref.tensor(target_np), ref.tensor(memory_np)), scale=100)
+    ref.close(out, theirs(ref.tensor(target_np), ref.tensor(memory_np)), scale=2)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
