@@ -8,6 +8,7 @@ op: ``in_f32`` wraps those ops. Reductions and running sums of f16 and bf16 accu
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -77,24 +78,23 @@ def sample(generator: Any, shape: tuple[int, ...], distribution: Distribution) -
     return normal * float(distribution.std) + float(distribution.mean)
 
 
-@in_f32
-def _add(self: Any, lhs: Array, rhs: Any) -> Array:
-    return lhs + rhs
+def _arithmetic(name: str, compute: Callable[[Any, Any], Array]) -> tuple[Any, Any]:
+    """The tensor-tensor and tensor-scalar forms of ``name``: the vectorized f32 kernel where it applies
+    (``_elementwise`` returns ``None`` where it does not), else CuPy's operator, computed in f32 for bf16."""
 
+    @in_f32
+    def fallback(self: Any, lhs: Array, rhs: Any) -> Array:
+        return compute(lhs, rhs)
 
-@in_f32
-def _sub(self: Any, lhs: Array, rhs: Any) -> Array:
-    return lhs - rhs
+    def with_tensor(self: Any, lhs: Array, rhs: Array) -> Array:
+        out = _elementwise.binary(name, lhs, rhs)
+        return fallback(self, lhs, rhs) if out is None else out
 
+    def with_scalar(self: Any, lhs: Array, rhs: float) -> Array:
+        out = _elementwise.scalar(name, lhs, rhs)
+        return fallback(self, lhs, rhs) if out is None else out
 
-@in_f32
-def _mul(self: Any, lhs: Array, rhs: Any) -> Array:
-    return lhs * rhs
-
-
-@in_f32
-def _div(self: Any, lhs: Array, rhs: Any) -> Array:
-    return lhs / rhs
+    return with_tensor, with_scalar
 
 
 class FloatOps:
@@ -165,37 +165,10 @@ class FloatOps:
 
     float_mask_fill = a.mask_fill
 
-    def float_add(self, lhs: Array, rhs: Array) -> Array:
-        out = _elementwise.binary("add", lhs, rhs)
-        return _add(self, lhs, rhs) if out is None else out
-
-    def float_add_scalar(self, lhs: Array, rhs: float) -> Array:
-        out = _elementwise.scalar("add", lhs, rhs)
-        return _add(self, lhs, rhs) if out is None else out
-
-    def float_sub(self, lhs: Array, rhs: Array) -> Array:
-        out = _elementwise.binary("sub", lhs, rhs)
-        return _sub(self, lhs, rhs) if out is None else out
-
-    def float_sub_scalar(self, lhs: Array, rhs: float) -> Array:
-        out = _elementwise.scalar("sub", lhs, rhs)
-        return _sub(self, lhs, rhs) if out is None else out
-
-    def float_mul(self, lhs: Array, rhs: Array) -> Array:
-        out = _elementwise.binary("mul", lhs, rhs)
-        return _mul(self, lhs, rhs) if out is None else out
-
-    def float_mul_scalar(self, lhs: Array, rhs: float) -> Array:
-        out = _elementwise.scalar("mul", lhs, rhs)
-        return _mul(self, lhs, rhs) if out is None else out
-
-    def float_div(self, lhs: Array, rhs: Array) -> Array:
-        out = _elementwise.binary("div", lhs, rhs)
-        return _div(self, lhs, rhs) if out is None else out
-
-    def float_div_scalar(self, lhs: Array, rhs: float) -> Array:
-        out = _elementwise.scalar("div", lhs, rhs)
-        return _div(self, lhs, rhs) if out is None else out
+    float_add, float_add_scalar = _arithmetic("add", operator.add)
+    float_sub, float_sub_scalar = _arithmetic("sub", operator.sub)
+    float_mul, float_mul_scalar = _arithmetic("mul", operator.mul)
+    float_div, float_div_scalar = _arithmetic("div", operator.truediv)
 
     @in_f32
     def float_remainder(self, lhs: Array, rhs: Array) -> Array:
