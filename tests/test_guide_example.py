@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import io
@@ -19,7 +20,7 @@ sys.path.insert(0, str(GUIDE))
 
 import data  # noqa: E402
 import training  # noqa: E402
-from model import ModelConfig  # noqa: E402
+from model import Model, ModelConfig  # noqa: E402
 
 from burn.backend import Autodiff, NdArray  # noqa: E402
 from burn.optim import AdamConfig  # noqa: E402
@@ -112,3 +113,41 @@ def test_a_short_training_run_learns_and_saves_its_weights(tmp_path) -> None:
     np.testing.assert_array_equal(saved[key], model.conv1.weight.val().to_data().to_numpy())
     assert training.TrainingConfig.load(tmp_path / "config.json") == config
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_training_the_guide_model_on_a_gpu_holds_flat_memory() -> None:
+    """1,000 Adam steps of the guide model on Autodiff(Cuda()): the GPU memory in use after them is no
+    more than after the first 20 (graphs, gradients and optimizer states are all released)."""
+    burn_cuda = pytest.importorskip("burn_cuda")
+    from burn import Tensor
+    from burn.nn import loss
+    from burn.optim import GradientsParams
+
+    if burn_cuda.Cuda().device_count() == 0:
+        pytest.skip("needs an NVIDIA GPU through CuPy")
+    device = Autodiff(burn_cuda.Cuda()).device(0)
+    device.seed(0)
+    rng = np.random.default_rng(0)
+    images = Tensor.from_data(rng.random((64, 28, 28), dtype=np.float32), device)
+    labels = Tensor.from_data(rng.integers(0, 10, 64), device)
+    model = ModelConfig(10, 512).init(device)
+    optim = AdamConfig().init()
+    criterion = loss.CrossEntropyLossConfig().init(device)
+
+    def step(model: Model) -> tuple[Model, Tensor]:
+        value = criterion(model(images), labels)
+        grads = GradientsParams.from_grads(value.backward(), model)
+        return optim.step(1e-3, model, grads), value
+
+    for _ in range(20):
+        model, value = step(model)
+    first = value.into_scalar()
+    gc.collect()
+    gpu = burn_cuda.Cuda().device(0)
+    settled = burn_cuda.memory_stats(gpu)["in_use"]
+    for _ in range(1000):
+        model, value = step(model)
+    last = value.into_scalar()
+    gc.collect()
+    assert burn_cuda.memory_stats(gpu)["in_use"] <= settled
+    assert last < first

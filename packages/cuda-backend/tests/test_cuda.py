@@ -78,6 +78,32 @@ def test_to_device_between_gpus() -> None:
 
 @pytest.mark.gpu
 @needs_gpu
+def test_a_training_step_on_the_second_gpu_matches_the_first() -> None:
+    """Kernels, cuBLAS handles and caches are per device: a convolution's forward and gradients and a
+    matmul computed on GPU 1 live there and equal GPU 0's."""
+    autodiff = pytest.importorskip("burn_autodiff")
+    backend = autodiff.Autodiff(Cuda())
+    if backend.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    m = rng.standard_normal((5 * 7 * 7, 6)).astype(np.float32)
+    results = []
+    for index in (0, 1):
+        device = backend.device(index)
+        tx, tw, tm = (Tensor.from_numpy(a, device).require_grad() for a in (x, w, m))
+        y = module.conv2d(tx, tw, None, ConvOptions((1, 1), (0, 0), (1, 1), 1)).reshape([4, -1]).matmul(tm)
+        grads = y.square().sum().backward()
+        values = [y.inner(), *(t.grad(grads) for t in (tx, tw, tm))]
+        assert all(v is not None and v.primitive.device.id == index for v in values)
+        results.append([v.to_numpy() for v in values if v is not None])
+    for on_0, on_1 in zip(*results):
+        np.testing.assert_array_equal(on_1, on_0)
+
+
+@pytest.mark.gpu
+@needs_gpu
 def test_seeds_are_per_device() -> None:
     device = Cuda().device(0)
     device.seed(7)
@@ -146,6 +172,7 @@ def test_a_chain_of_1000_ops_issues_no_synchronization() -> None:
     device = Cuda().device(0)
     w = Tensor.random([64, 64], Distribution.normal(0.0, 0.1), device)
     indices = Tensor.random([64, 64], None, device).argmax(1)
+    pairs = Tensor.cat([indices.reshape([64, 1]), indices.flip([0]).reshape([64, 1])], 1)
     steps = [
         lambda t: t * 0.5 + 0.25,
         lambda t: t.matmul(w),
@@ -155,6 +182,8 @@ def test_a_chain_of_1000_ops_issues_no_synchronization() -> None:
         lambda t: Tensor.cat([t.slice([slice(0, 32)]), t.slice([slice(32, 64)])], 0),
         lambda t: t + t.gather(1, indices),
         lambda t: t.swap_dims(0, 1).reshape([64, 64]).clamp(-4.0, 4.0),
+        lambda t: t + t.gather_nd(pairs).reshape([64, 1]),  # index checks would read the indices back
+        lambda t: t * (indices.reshape([64]).one_hot(64).float() + 1.0),
     ]
     x = Tensor.random([64, 64], None, device)
     for step in steps:  # compile and load every kernel first: loading a module may wait
@@ -293,3 +322,32 @@ def test_conv2d_and_its_gradients_match_torch(stride: int, padding: int, dilatio
         assert theirs.grad is not None
         expected = theirs.grad.cpu().numpy()
         np.testing.assert_allclose(ours.grad(grads).to_numpy(), expected, rtol=1e-4, atol=1e-2)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_convolutions_in_batch_chunks_match_one_chunk(monkeypatch: pytest.MonkeyPatch, rank: int) -> None:
+    """A batch whose im2col columns exceed the workspace bound runs in chunks of items, with the same
+    forward values and gradients (f64, so only the order of the weight gradient's sums differs)."""
+    from burn_cuda._ops import _conv
+
+    autodiff = pytest.importorskip("burn_autodiff")
+    device = autodiff.Autodiff(Cuda(float_dtype="f64")).device(0)
+    rng = np.random.default_rng(rank)
+    x = rng.standard_normal((5, 4, *(7,) * rank))
+    w = rng.standard_normal((6, 2, *(3,) * rank))
+    convolve = getattr(module, f"conv{rank}d")
+    options = ConvOptions((1,) * rank, (1,) * rank, (1,) * rank, 2)
+
+    def run() -> list[np.ndarray]:
+        tx, tw = (Tensor.from_numpy(a, device).require_grad() for a in (x, w))
+        y = convolve(tx, tw, None, options)
+        grads = (y * y).sum().backward()
+        return [y.to_numpy(), tx.grad(grads).to_numpy(), tw.grad(grads).to_numpy()]
+
+    whole = run()
+    per_item = 4 * 3**rank * 7**rank  # channels * taps * positions
+    monkeypatch.setattr(_conv, "_COLUMNS_MAX", 2 * per_item)  # chunks of 2, 2 and 1 items
+    for one, chunked in zip(whole, run()):
+        np.testing.assert_allclose(chunked, one, rtol=1e-12, atol=1e-12)

@@ -69,6 +69,10 @@ class Autodiff(FloatOps, ModuleOps, ActivationOps, AutodiffBackend):
         return f"autodiff-{self._inner.stack_name}"
 
     @property
+    def validates_index_values(self) -> bool:  # type: ignore[override]
+        return self._inner.validates_index_values
+
+    @property
     def conformance_exclusions(self) -> Mapping[str, str]:  # type: ignore[override]
         return self._inner.conformance_exclusions
 

@@ -47,6 +47,11 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
     """Whether the backend records operations for gradients (an ``AutodiffBackend``)."""
     is_decorator: ClassVar[bool] = False
     """Whether the backend wraps another one (Autodiff, Fusion, Router)."""
+    validates_index_values: ClassVar[bool] = True
+    """Whether the Tensor API reads index values to check them (the bounds of ``gather_nd`` and
+    ``scatter_nd`` indices, ``one_hot``'s classes) and raises a clear error. Asynchronous device
+    backends set it to False: the read would wait for the device, so those checks are skipped, and an
+    index out of range gives unspecified values (never an access outside the tensor's memory)."""
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
     """Conformance tests this backend cannot pass: test-id pattern (``"float/test_math.py::test_erf*"``)
     to the reason. They run as strict expected failures."""

@@ -385,12 +385,13 @@ class Tensor(KindConversions):
         The result has this tensor's kind and dtype (Int indices give Int, Float indices give Float).
 
         Raises:
-            ValueError: an index is outside ``[0, num_classes)``.
+            ValueError: an index is outside ``[0, num_classes)`` (checked where the backend
+                ``validates_index_values``; elsewhere such an index gives a row of zeros).
         """
         self._require_kind("one_hot", Kind.INT, Kind.FLOAT)
         if num_classes <= 0:
             raise ValueError(f"one_hot: num_classes must be positive, got {num_classes}")
-        if self.num_elements():
+        if self.num_elements() and self._device.backend.validates_index_values:
             low, high = self.min().into_scalar(), self.max().into_scalar()
             if low < 0 or high >= num_classes:
                 raise ValueError(
@@ -437,9 +438,16 @@ class Tensor(KindConversions):
             if p.dtype != q.dtype or p.shape != q.shape or self._device is not other._device:
                 self._check_binary(name, other)
             return self._new(getattr(backend, PREFIX[kind] + name)(p, q))
-        return self._new(
-            getattr(backend, PREFIX[kind] + name + "_scalar")(self._primitive, self._scalar(name, other))
-        )
+        return self._arith_scalar(name, name, other, kind)
+
+    def _arith_scalar(self, name: str, op: str, value: object, kind: Kind) -> Tensor:
+        """``self <name> value`` for a Python number (``op`` names the call in errors); a float with a
+        Float tensor, the common case, needs no conversion."""
+        scalar = value if kind is Kind.FLOAT and type(value) is float else self._scalar(op, value)
+        if kind is Kind.BOOL:
+            self._require_kind(name, Kind.FLOAT, Kind.INT)
+        method = getattr(self._device.backend, PREFIX[kind] + name + "_scalar")
+        return self._new(method(self._primitive, scalar))
 
     def add(self, other: Tensor | Number) -> Tensor:
         """``self + other`` (a tensor of the same dtype, or a scalar)."""
@@ -463,23 +471,23 @@ class Tensor(KindConversions):
 
     def add_scalar(self, other: Number) -> Tensor:
         """``self + scalar``."""
-        return self._arith("add", self._scalar("add_scalar", other))
+        return self._arith_scalar("add", "add_scalar", other, self.kind)
 
     def sub_scalar(self, other: Number) -> Tensor:
         """``self - scalar``."""
-        return self._arith("sub", self._scalar("sub_scalar", other))
+        return self._arith_scalar("sub", "sub_scalar", other, self.kind)
 
     def mul_scalar(self, other: Number) -> Tensor:
         """``self * scalar``."""
-        return self._arith("mul", self._scalar("mul_scalar", other))
+        return self._arith_scalar("mul", "mul_scalar", other, self.kind)
 
     def div_scalar(self, other: Number) -> Tensor:
         """``self / scalar``."""
-        return self._arith("div", self._scalar("div_scalar", other))
+        return self._arith_scalar("div", "div_scalar", other, self.kind)
 
     def remainder_scalar(self, other: Number) -> Tensor:
         """``self % scalar``."""
-        return self._arith("remainder", self._scalar("remainder_scalar", other))
+        return self._arith_scalar("remainder", "remainder_scalar", other, self.kind)
 
     def neg(self) -> Tensor:
         """``-self``."""
@@ -1272,7 +1280,12 @@ class Tensor(KindConversions):
 
     def gather_nd(self, indices: Tensor) -> Tensor:
         """Values at the index tuples in the last dim of ``indices`` (shape ``[..., k]``, k at most the
-        rank): the result has shape ``indices.shape[:-1] + self.shape[k:]``."""
+        rank): the result has shape ``indices.shape[:-1] + self.shape[k:]``.
+
+        Raises:
+            IndexError: an index is outside the shape (checked where the backend
+                ``validates_index_values``; elsewhere such an index gives unspecified values).
+        """
         self._check_nd("gather_nd", indices)
         return self._new(self._op("gather_nd")(self._primitive, indices._primitive))
 
@@ -1299,7 +1312,7 @@ class Tensor(KindConversions):
                 f"{op}: indices of shape {indices.dims()} need a last dim between 1 and the rank {self.rank}"
             )
         depth = indices.dims()[-1]
-        if indices.num_elements():
+        if indices.num_elements() and self._device.backend.validates_index_values:
             limits = self.dims()[:depth]
             data = indices.to_numpy().reshape(-1, depth)
             if (data < 0).any() or (data >= np.array(limits)).any():

@@ -128,9 +128,14 @@ def _is_leaf(value: Any) -> bool:
     return isinstance(value, (Param, RunningState, Tensor))
 
 
+_PLAIN = frozenset({int, float, bool, str, type(None)})
+
+
 def _is_structural(value: Any, tensors: bool = True) -> bool:
     """Whether ``value`` holds parameters, running state or sub-modules, or (with ``tensors``) constant
     tensors; anything else on a module is a plain constant."""
+    if type(value) in _PLAIN:  # most fields (sizes, flags, names): answered before any isinstance
+        return False
     if isinstance(value, (Param, RunningState, Module)):
         return True
     if isinstance(value, Tensor):
@@ -191,7 +196,7 @@ def _visit(value: Any, path: Path, visitor: ModuleVisitor) -> None:
     if isinstance(value, (RunningState, Tensor)):
         return
     for name, item in _items(value, tensors=False):
-        if not _is_structural(item, tensors=False) or isinstance(item, RunningState):
+        if isinstance(item, RunningState):
             continue
         if isinstance(item, Param):
             _visit(item, (*path, name), visitor)

@@ -328,35 +328,27 @@ _CUMSUM = OpSpec(
 
 
 def _cumprod_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, dim: int) -> Grads:
+    """d out_j / d x_i = prod_{k <= j, k != i} x_k, without reading values (no host synchronization).
+    With z the first zero along ``dim`` (the end where there is none): before z the quotient form
+    ``reverse_cumsum(g * out) / x`` holds (x != 0 there); at z the gradient is ``reverse_cumsum(g *
+    cumprod(x with x_z = 1))``; after z every product that holds x_i also holds x_z = 0."""
     x = xs[0]
-    has_zero = bool(b.bool_into_data(b.float_any(b.float_equal_elem(x, 0.0))).to_numpy().any())
-    if not has_zero:
-        return (b.float_div(_reverse_cumsum(b, b.float_mul(g, out), dim), x),)
-    # with zeros the quotient is undefined: d out_j / d x_i = prod_{k <= j, k != i} x_k, summed exactly
-    size = x.shape[dim]
-    grads = []
-    for i in range(size):
-        ones = b.float_ones((1,) * len(x.shape), b.float_device(x), DType.of(x.dtype))
-        before = _take(b, x, dim, 0, i)
-        prefix = b.float_prod_dim(before, dim) if i else b.float_expand(ones, _with(x.shape, dim, 1))
-        after = _take(b, x, dim, i + 1, size)
-        # products of x_{i+1..j} for j = i..size-1, with 1 for j = i
-        running = b.float_cumprod(after, dim) if size - i - 1 else None
-        partial = prefix if running is None else b.float_cat([prefix, b.float_mul(prefix, running)], dim)
-        grads.append(b.float_sum_dim(b.float_mul(_take(b, g, dim, i, size), partial), dim))
-    return (b.float_cat(grads, dim),)
+    zero = b.float_equal_elem(x, 0.0)
+    zeros_so_far = b.int_cumsum(b.bool_into_int(zero, b.int_dtype), dim)
+    before = b.int_equal_elem(zeros_so_far, 0)
+    first = b.bool_and(zero, b.int_equal_elem(zeros_so_far, 1))
+    divisor = b.float_mask_fill(x, b.bool_not(before), 1.0)
+    quotient = b.float_div(_reverse_cumsum(b, b.float_mul(g, out), dim), divisor)
+    skipping_first = b.float_cumprod(b.float_mask_fill(x, first, 1.0), dim)
+    at_first = _reverse_cumsum(b, b.float_mul(g, skipping_first), dim)
+    after = b.float_zeros(tuple(x.shape), b.float_device(x), DType.of(x.dtype))
+    return (b.float_mask_where(b.float_mask_where(after, first, at_first), before, quotient),)
 
 
 def _take(b: Backend, x: P, dim: int, start: int, stop: int) -> P:
     slices = [slice(0, s, 1) for s in x.shape]
     slices[dim] = slice(start, stop, 1)
     return b.float_slice(x, tuple(slices))
-
-
-def _with(shape: Sequence[int], dim: int, size: int) -> tuple[int, ...]:
-    out = list(shape)
-    out[dim] = size
-    return tuple(out)
 
 
 _CUMPROD = OpSpec("cumprod", _cumprod_backward, keeps_inputs=(0,), keeps_output=True)

@@ -83,9 +83,9 @@ def binary(name: str, lhs: Array, rhs: Array) -> Array | None:
     """``lhs <op> rhs`` for two C-contiguous, 16-byte aligned f32 arrays of one shape; else ``None``."""
     if lhs.dtype is not _F32 or rhs.dtype is not _F32 or lhs.shape != rhs.shape:
         return None
-    if (lhs.data.ptr | rhs.data.ptr) & 15 or not (lhs.flags.c_contiguous and rhs.flags.c_contiguous):
+    if (lhs.data.ptr | rhs.data.ptr) & 15 or not (lhs._c_contiguous and rhs._c_contiguous):
         return None
-    out = cp.empty(lhs.shape, dtype=_F32)
+    out = cp.ndarray(lhs.shape, dtype=_F32)
     n = lhs.size
     if n:
         _kernel(name, False)(_grid(n), (_BLOCK,), (lhs, rhs, out, np.int64(n)))
@@ -97,10 +97,10 @@ def scalar(name: str, lhs: Array, rhs: Any) -> Array | None:
     f32, as CuPy takes it); else ``None``."""
     if lhs.dtype is not _F32 or type(rhs) not in (float, int) or not -_F32_MAX <= rhs <= _F32_MAX:
         return None  # (NaN, inf and values beyond f32's range take CuPy's path too)
-    if lhs.data.ptr & 15 or not lhs.flags.c_contiguous:
+    if lhs.data.ptr & 15 or not lhs._c_contiguous:
         return None
     value = np.float32(rhs)
-    out = cp.empty(lhs.shape, dtype=_F32)
+    out = cp.ndarray(lhs.shape, dtype=_F32)
     n = lhs.size
     if n:
         _kernel(name, True)(_grid(n), (_BLOCK,), (lhs, value, out, np.int64(n)))

@@ -1,7 +1,8 @@
 """Scatter updates (``scatter``, ``select_add``, ``scatter_nd``, the bool ``*_or`` ops) on the device.
 
 Every update is lowered to flat positions into the tensor and one combine (assign, add, multiply, min,
-max, or) of values at those positions. Sums of dtypes CuPy's atomics take go through ``cupy.add.at``.
+max, or) of values at those positions. Sums of dtypes CuPy's atomics take go through ``cupy.add.at``
+(f16 in f32, rounded once).
 Everything else sorts the positions (stably), combines each run of equal positions with a segmented
 doubling scan (log2(n) element-wise passes, in the values' original order), and writes each run's
 result once: deterministic, any dtype, duplicates combined as NumPy's ``ufunc.at`` does, and the last
@@ -21,6 +22,7 @@ from .._cupy import cp
 
 Array = Any
 _BF16 = DType.BF16.numpy
+_F16 = np.dtype(np.float16)
 _BOOL = np.dtype(np.bool_)
 # dtypes cupy.add.at adds atomically (int64 adds as uint64: two's complement sums are the same bits)
 _ATOMIC_ADD = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int32, np.uint32, np.uint64)}
@@ -63,13 +65,16 @@ def update_flat(tensor: Array, positions: Array, values: Array, update: Indexing
         return tensor.copy()
     positions = positions.astype(np.int64, copy=False)
     if update is IndexingUpdateOp.ADD and (dtype in _ATOMIC_ADD or dtype == _AS_UINT64):
-        flat = tensor.astype(dtype, order="C", copy=True).reshape(size)
-        source = cp.ascontiguousarray(values.astype(dtype, copy=False))
+        # f16 sums in f32 and rounds once: atomics add in no fixed order, which f16 rounding would show
+        work = np.dtype(np.float32) if dtype == _F16 else dtype
+        flat = tensor.astype(work, order="C", copy=True).reshape(size)
+        source = cp.ascontiguousarray(values.astype(work, copy=False))
         if dtype == _AS_UINT64:
             cp.add.at(flat.view(np.uint64), positions, source.view(np.uint64))
         else:
             cp.add.at(flat, positions, source)
-        return flat.reshape(tensor.shape)
+        out = flat.reshape(tensor.shape)
+        return out if work == dtype else out.astype(dtype)
     # bf16 computes in f32 (exact for assign, min and max; one rounding per sum or product run)
     work = np.dtype(np.float32) if dtype == _BF16 else dtype
     flat = cp.empty(size + 1, dtype=work)  # the extra last slot takes the writes that must not land

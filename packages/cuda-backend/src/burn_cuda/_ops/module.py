@@ -1,14 +1,11 @@
 """Cuda's module ops: convolutions and pooling as GPU code, and the ones a few CuPy calls do better than
 backend-core's defaults.
 
-Convolutions are implicit im2col plus cuBLAS: the windows of the padded input are a strided view
-(``as_strided``), gathered once into ``[groups, depth, batch * positions]`` columns, and multiplied by
-the weight in one GEMM per group over the whole batch. The input gradient (and so the transposed
-convolution, its adjoint) is that GEMM transposed followed by col2im: one strided add per kernel offset.
-Pooling reduces strided views one spatial axis at a time, and ``fold4d`` sums in f32. Interpolation,
-attention and the rest keep the defaults, which are built from the float ops and so run on the GPU
-already. f16 and bf16 compute in f32 here, also around the defaults of deformable convolution (whose
-bilinear taps lose too much in f16).
+Convolutions, their gradients and the transposed convolutions are im2col/col2im kernels around batched
+cuBLAS GEMMs (``_conv``). Pooling reduces strided views one spatial axis at a time, and ``fold4d`` sums
+in f32. Interpolation, attention and the rest keep the defaults, which are built from the float ops and
+so run on the GPU already. f16 and bf16 compute in f32 here, also around the defaults of deformable
+convolution (whose bilinear taps lose too much in f16).
 """
 
 from __future__ import annotations
@@ -39,6 +36,7 @@ from burn_backend.module import (
 )
 
 from .._cupy import cp
+from ._conv import add_bias, convolve, convolve_adjoint, convolve_weight_grad
 
 Array = Any
 Sizes = Sequence[int]
@@ -91,145 +89,8 @@ def _along(array: Array, axis: int, start: int, count: int, step: int) -> Array:
     return array[tuple(index)]
 
 
-# -- convolution ----------------------------------------------------------------------------------------
-def _columns(
-    x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """The im2col columns of ``x [batch, channels, *spatial]``: a new ``[groups, channels / groups *
-    prod(kernel), batch * prod(out)]`` array (channel-major, then kernel offsets; batch-major, then
-    positions)."""
-    batch, channels = x.shape[:2]
-    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
-    padded = _place(x, padding, extent, 0.0)
-    s_batch, s_channel, *s_spatial = padded.strides
-    per_group = channels // groups
-    shape = (groups, per_group, *kernel, batch, *out)
-    steps = (
-        per_group * s_channel,
-        s_channel,
-        *(d * st for d, st in zip(dilation, s_spatial)),
-        s_batch,
-        *(s * st for s, st in zip(stride, s_spatial)),
-    )
-    view = cp.lib.stride_tricks.as_strided(padded, shape, steps)
-    depth = per_group * math.prod(kernel)
-    return cp.ascontiguousarray(view).reshape(groups, depth, batch * math.prod(out))
-
-
-def _by_group(y: Array, groups: int) -> Array:
-    """``[batch, channels, *spatial]`` as ``[groups, channels / groups, batch * prod(spatial)]`` (a copy)."""
-    batch, channels = y.shape[:2]
-    length = math.prod(y.shape[2:])
-    grouped = y.reshape(batch, groups, channels // groups, length).transpose(1, 2, 0, 3)
-    return cp.ascontiguousarray(grouped).reshape(groups, channels // groups, batch * length)
-
-
-def _from_groups(product: Array, batch: int, out: Sizes) -> Array:
-    """``[groups, channels / groups, batch * prod(out)]`` back to a new ``[batch, channels, *out]``."""
-    channels = product.shape[0] * product.shape[1]
-    grid = product.reshape(channels, batch, *out)
-    return cp.ascontiguousarray(cp.moveaxis(grid, 1, 0))
-
-
-def _gemm(a: Array, b: Array) -> Array:
-    """``a @ b`` for ``[groups, m, k]`` by ``[groups, k, n]``; with one group a plain 2-d product, which
-    cuBLAS reads in place where an operand is a transposed view (a batched product may copy it)."""
-    if a.shape[0] == 1:
-        return cp.matmul(a[0], b[0])[None]
-    return cp.matmul(a, b)
-
-
-def _conv(
-    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """A convolution (no bias) of work-dtype arrays whose output has the spatial ``out``."""
-    batch = x.shape[0]
-    out_channels = weight.shape[0]
-    kernel = weight.shape[2:]
-    columns = _columns(x, kernel, stride, padding, dilation, groups, out)
-    w = weight.reshape(groups, out_channels // groups, columns.shape[1])
-    return _from_groups(_gemm(w, columns), batch, out)
-
-
-def _conv_weight_grad(
-    x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int
-) -> Array:
-    """``sum over batch and positions of grad * window of x``: ``[grad channels, x channels / groups,
-    *kernel]`` (the weight gradient of a convolution, and with roles swapped of a transposed one)."""
-    channels = x.shape[1]
-    grad_channels = grad.shape[1]
-    columns = _columns(x, kernel, stride, padding, dilation, groups, grad.shape[2:])
-    total = _gemm(_by_group(grad, groups), columns.transpose(0, 2, 1))
-    return total.reshape(grad_channels, channels // groups, *kernel)
-
-
-# The stride-1 adjoint as a convolution gathers columns of ``grad channels * prod(kernel)`` rows; the
-# col2im adds gather ``channels * prod(kernel)`` and then add. Measured on an H200 (f32, 3x3): the
-# convolution won where launches dominate (64 x 16 ch. x 26^2: 125 vs 190 us, 6.2M column elements), the
-# adds where bandwidth does (32 x 128 ch. x 56^2: 1206 vs 721 us, 116M elements). The crossover of a cost
-# model fitted to those runs is near 2^24 elements with twice as many output channels as input ones.
-_AS_CONV_MAX = 1 << 24
-
-
-def _col2im(
-    grad: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """The adjoint of ``_conv``: the gradient of a convolution with ``weight [grad channels, channels /
-    groups, *kernel]`` with respect to its input of spatial size ``out``; also a transposed convolution.
-    With stride 1 and small columns a convolution itself, else col2im (one GEMM, then one strided add
-    per offset)."""
-    columns = grad.shape[0] * grad.shape[1] * math.prod(weight.shape[2:]) * math.prod(out)
-    if all(s == 1 for s in stride) and columns <= _AS_CONV_MAX:
-        return _adjoint_as_conv(grad, weight, padding, dilation, groups, out)
-    return _col2im_adds(grad, weight, stride, padding, dilation, groups, out)
-
-
-def _adjoint_as_conv(
-    grad: Array, weight: Array, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """``_col2im`` with stride 1, which is itself a convolution: of ``grad`` padded by ``d * (k - 1) -
-    p``, with the weight flipped in space and its channel roles swapped within each group (one im2col
-    and one GEMM, no zero-filled buffer, strided adds or crop)."""
-    grad_channels, per_group, *kernel = weight.shape
-    spatial = tuple(range(3, 3 + len(kernel)))
-    flipped = cp.flip(weight.reshape(groups, grad_channels // groups, per_group, *kernel), axis=spatial)
-    swapped = flipped.swapaxes(1, 2).reshape(groups * per_group, grad_channels // groups, *kernel)
-    pads = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
-    return _conv(grad, swapped, [1] * len(kernel), pads, dilation, groups, out)
-
-
-def _col2im_adds(
-    grad: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """``_col2im`` for any stride: one GEMM, then one strided add per kernel offset."""
-    batch, grad_channels = grad.shape[:2]
-    per_group = weight.shape[1]
-    kernel = weight.shape[2:]
-    sizes = grad.shape[2:]
-    channels = groups * per_group
-    w = weight.reshape(groups, grad_channels // groups, per_group * math.prod(kernel))
-    parts = _gemm(w.transpose(0, 2, 1), _by_group(grad, groups))
-    parts = parts.reshape(channels, *kernel, batch, *sizes)
-    full = [
-        max((n - 1) * s + (k - 1) * d + 1, p + o)
-        for n, s, k, d, p, o in zip(sizes, stride, kernel, dilation, padding, out)
-    ]
-    total = cp.zeros((batch, channels, *full), dtype=grad.dtype)
-    for offsets in itertools.product(*(range(k) for k in kernel)):
-        spans = tuple(
-            slice(i * d, i * d + (n - 1) * s + 1, s) for i, d, n, s in zip(offsets, dilation, sizes, stride)
-        )
-        into, at = (slice(None), slice(None), *spans), (slice(None), *offsets)
-        target = total[into]
-        target += cp.moveaxis(parts[at], 1, 0)
-    crop = (slice(None), slice(None), *(slice(p, p + o) for p, o in zip(padding, out)))
-    return cp.ascontiguousarray(total[crop])
-
-
 def _add_bias(y: Array, bias: Array | None) -> Array:
-    if bias is not None:
-        y += _work(bias).reshape((-1,) + (1,) * (y.ndim - 2))
-    return y
+    return y if bias is None else add_bias(y, _work(bias))
 
 
 def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
@@ -239,7 +100,9 @@ def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOpti
             x.shape[2:], weight.shape[2:], options.stride, options.padding, options.dilation
         )
     ]
-    y = _conv(_work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out)
+    y = convolve(
+        _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
+    )
     return _done(_add_bias(y, bias), x.dtype)
 
 
@@ -257,7 +120,7 @@ def _conv_transpose_forward(
             options.dilation,
         )
     ]
-    y = _col2im(
+    y = convolve_adjoint(
         _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
     )
     return _done(_add_bias(y, bias), x.dtype)
@@ -275,7 +138,7 @@ def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvT
             options.dilation,
         )
     ]
-    g = _conv(
+    g = convolve(
         _work(output_grad),
         _work(weight),
         options.stride,
@@ -542,7 +405,7 @@ class ModuleOps:
         return _conv_forward(x, weight, bias, options)
 
     def _conv_nd_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
-        g = _col2im(
+        g = convolve_adjoint(
             _work(output_grad),
             _work(weight),
             options.stride,
@@ -556,7 +419,7 @@ class ModuleOps:
     def _conv_nd_weight_backward(
         self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
     ) -> Array:
-        g = _conv_weight_grad(
+        g = convolve_weight_grad(
             _work(x),
             _work(output_grad),
             weight.shape[2:],
@@ -583,7 +446,7 @@ class ModuleOps:
     def _conv_transpose_nd_weight_backward(
         self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
     ) -> Array:
-        g = _conv_weight_grad(
+        g = convolve_weight_grad(
             _work(output_grad),
             _work(x),
             weight.shape[2:],

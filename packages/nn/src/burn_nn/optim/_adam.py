@@ -51,7 +51,7 @@ class AdamConfig(_OptimizerConfig):
 
 
 class _AdaptiveMomentum:
-    """The moment estimates Adam and AdamW share, and the bias-corrected direction they give."""
+    """The moment estimates Adam and AdamW share, and the bias-corrected step they give."""
 
     def __init__(self, owner: str, beta_1: float, beta_2: float, epsilon: float, amsgrad: bool) -> None:
         check_range(owner, "beta_1", beta_1, 0.0, 1.0, high_open=True)
@@ -87,14 +87,15 @@ class _AdaptiveMomentum:
             new_state["max_moment_2"] = max_moment_2
         return new_state
 
-    def direction(self, state: OptimizerState) -> Tensor:
-        """``m̂ / (sqrt(v̂) + ε)``, the bias-corrected moments' ratio (with ``v`` the maximum for AMSGrad)."""
+    def change(self, state: OptimizerState, lr: float) -> Tensor:
+        """``lr m̂ / (sqrt(v̂) + ε)``, the bias-corrected step (with ``v`` the maximum for AMSGrad), in
+        PyTorch's arrangement: ``lr / (1 - β1^t)`` times ``m / (sqrt(v) / sqrt(1 - β2^t) + ε)``."""
         time = state_int(state, "time")
         correction_1 = 1.0 - self.beta_1**time
         correction_2 = 1.0 - self.beta_2**time
         moment_2 = state_tensor(state, "max_moment_2" if self.amsgrad else "moment_2")
         denominator = moment_2.sqrt().div_scalar(math.sqrt(correction_2)).add_scalar(self.epsilon)
-        return state_tensor(state, "moment_1").div(denominator).div_scalar(correction_1)
+        return state_tensor(state, "moment_1").div(denominator).mul_scalar(lr / correction_1)
 
 
 class Adam(Optimizer):
@@ -114,7 +115,7 @@ class Adam(Optimizer):
         if self.weight_decay is not None:
             grad = self.weight_decay.transform(grad, tensor)
         new_state = self.momentum.update(grad, state)
-        return tensor.sub(self.momentum.direction(new_state).mul_scalar(lr)), new_state
+        return tensor.sub(self.momentum.change(new_state, lr)), new_state
 
     def state_fields(self) -> dict[str, type]:
         """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""
@@ -167,7 +168,7 @@ class AdamW(Optimizer):
     ) -> tuple[Tensor, OptimizerState | None]:
         """One AdamW update; the state is Adam's."""
         new_state = self.momentum.update(grad, state)
-        direction = self.momentum.direction(new_state)
+        change = self.momentum.change(new_state, lr)
         decay_rate = lr * self.weight_decay
         if decay_rate == 0.0:
             decayed = tensor
@@ -177,7 +178,7 @@ class AdamW(Optimizer):
             decayed = tensor.sub(tensor.mul_scalar(decay_rate).mask_fill(disagree, 0.0))
         else:
             decayed = tensor.mul_scalar(1.0 - decay_rate)
-        return decayed.sub(direction.mul_scalar(lr)), new_state
+        return decayed.sub(change), new_state
 
     def state_fields(self) -> dict[str, type]:
         """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""
