@@ -1,6 +1,7 @@
 """The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
-64M-float tensors, matmul 4096² f32, conv2d forward + backward, the host cost of a tiny op, and one
-training step of the guide model (batch 64, Adam) on ``Autodiff(Cuda())``.
+64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
+three kernels alone), the host cost of a tiny op, and one training step of the guide model (batch 64,
+Adam) on ``Autodiff(Cuda())``.
 
 Every timed call ends by waiting for its GPU work (``device.sync()`` for ours,
 ``torch.cuda.synchronize()`` for PyTorch), so the times are of finished work, not of queued launches.
@@ -146,6 +147,46 @@ def _conv_row(shape: tuple[int, int, int, int], out_channels: int, repeat: int, 
     return compare(name, ours_step, torch_step, "torch", "<= 2x", repeat, 10)
 
 
+def _conv_op_rows(shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any) -> list[Row]:
+    """The three kernels of a convolution one by one (backend ops on primitives, no autodiff): the
+    forward, the input gradient and the weight gradient, against cuDNN through PyTorch."""
+    from burn_cuda import Cuda
+
+    backend = Cuda()
+    device = backend.device(0)
+    batch, channels, height, width = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((out_channels, channels, 3, 3)) / np.sqrt(channels * 9)).astype(np.float32)
+    g = rng.standard_normal((batch, out_channels, height - 2, width - 2)).astype(np.float32)
+    px, pw, pg = (Tensor.from_numpy(a, device).primitive for a in (x, w, g))
+    tx, tw, tg = (torch.tensor(a, device="cuda") for a in (x, w, g))
+    options = ConvOptions((1, 1), (0, 0), (1, 1), 1)
+    grad = torch.nn.grad
+    pairs = {
+        "forward": (
+            lambda: backend.conv2d(px, pw, None, options),
+            lambda: torch.nn.functional.conv2d(tx, tw),
+        ),
+        "input gradient": (
+            lambda: backend.conv2d_x_backward(px, pw, pg, options),
+            lambda: grad.conv2d_input(tx.shape, tw, tg),
+        ),
+        "weight gradient": (
+            lambda: backend.conv2d_weight_backward(px, pw, pg, options),
+            lambda: grad.conv2d_weight(tx, tw.shape, tg),
+        ),
+    }
+    sync, tsync = device.sync, torch.cuda.synchronize
+    size = f"{batch}x{channels}->{out_channels}x{height}x{width} 3x3"
+    return [
+        compare(
+            f"conv2d {part} {size}", _synced(ours, sync), _synced(theirs, tsync), "torch", "-", repeat, 10
+        )
+        for part, (ours, theirs) in pairs.items()
+    ]
+
+
 def _guide_row(repeat: int, torch: Any) -> Row:
     from bench_guide import BATCH, LR, TorchModel
     from model import ModelConfig
@@ -204,6 +245,7 @@ def main() -> None:
     rows = _elementwise_rows(device, torch, repeat)
     rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch))
     rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch))
+    rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch))
     rows.append(_guide_row(repeat, torch))
     print_table("Cuda (CuPy) vs PyTorch CUDA eager, f32 (ratio = our time / PyTorch time)", rows)
 
