@@ -219,24 +219,33 @@ def argmin(self: Any, tensor: Array, dim: int) -> Array:
     return cp.argmin(sortable(tensor), axis=dim, keepdims=True).astype(self.int_dtype.numpy)
 
 
-def _narrowed(result: Array, dtype: Any) -> Array:
+LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
+
+
+def widen(tensor: Array) -> Array:
+    """``tensor`` in the dtype to compute in: f32 for f16 and bf16, else itself (not a copy)."""
+    return tensor.astype(_F32) if tensor.dtype in LOW_PRECISION else tensor
+
+
+def narrow(result: Array, dtype: Any) -> Array:
+    """``result`` (computed in ``widen``'s dtype) back in ``dtype``: itself where it has it."""
     return result if result.dtype == dtype else convert(result, dtype)
 
 
 def max_(self: Any, tensor: Array) -> Array:
-    return _narrowed(cp.max(sortable(tensor)), tensor.dtype).reshape(1)
+    return narrow(cp.max(sortable(tensor)), tensor.dtype).reshape(1)
 
 
 def max_dim(self: Any, tensor: Array, dim: int) -> Array:
-    return _narrowed(cp.max(sortable(tensor), axis=dim, keepdims=True), tensor.dtype)
+    return narrow(cp.max(sortable(tensor), axis=dim, keepdims=True), tensor.dtype)
 
 
 def min_(self: Any, tensor: Array) -> Array:
-    return _narrowed(cp.min(sortable(tensor)), tensor.dtype).reshape(1)
+    return narrow(cp.min(sortable(tensor)), tensor.dtype).reshape(1)
 
 
 def min_dim(self: Any, tensor: Array, dim: int) -> Array:
-    return _narrowed(cp.min(sortable(tensor), axis=dim, keepdims=True), tensor.dtype)
+    return narrow(cp.min(sortable(tensor), axis=dim, keepdims=True), tensor.dtype)
 
 
 def max_dim_with_indices(self: Any, tensor: Array, dim: int) -> tuple[Array, Array]:
@@ -268,11 +277,11 @@ def scan(tensor: Array, dim: int, combine: Any) -> Array:
 
 
 def cummin(self: Any, tensor: Array, dim: int) -> Array:
-    return _narrowed(scan(sortable(tensor), dim, cp.minimum), tensor.dtype)
+    return narrow(scan(sortable(tensor), dim, cp.minimum), tensor.dtype)
 
 
 def cummax(self: Any, tensor: Array, dim: int) -> Array:
-    return _narrowed(scan(sortable(tensor), dim, cp.maximum), tensor.dtype)
+    return narrow(scan(sortable(tensor), dim, cp.maximum), tensor.dtype)
 
 
 def sort_with_indices(self: Any, tensor: Array, dim: int, descending: bool) -> tuple[Array, Array]:

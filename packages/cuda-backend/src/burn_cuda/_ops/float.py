@@ -19,10 +19,10 @@ from burn_backend import Device, Distribution, DType, FloatTensorOps, GridSample
 from .._cupy import cp
 from . import _array as a
 from . import _elementwise
+from ._array import LOW_PRECISION, narrow, widen
 from ._special import erf
 
 Array = Any
-_LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
 _BF16 = DType.BF16.numpy
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -54,15 +54,6 @@ def in_f32(method: F) -> F:
         return result.astype(_BF16) if result.dtype == _F32 else result
 
     return wrapper  # type: ignore[return-value]
-
-
-def _wide(tensor: Array) -> Array:
-    """``tensor`` in the dtype its sums and products accumulate in: f32 for f16 and bf16."""
-    return tensor.astype(_F32) if tensor.dtype in _LOW_PRECISION else tensor
-
-
-def _narrow(result: Array, dtype: Any) -> Array:
-    return result if result.dtype == dtype else a.convert(result, dtype)
 
 
 def sample(generator: Any, shape: tuple[int, ...], distribution: Distribution) -> Array:
@@ -244,10 +235,10 @@ class FloatOps:
         return cp.isinf(tensor)
 
     def float_sum(self, tensor: Array) -> Array:
-        return _narrow(cp.sum(_wide(tensor)), tensor.dtype).reshape(1)
+        return narrow(cp.sum(widen(tensor)), tensor.dtype).reshape(1)
 
     def float_sum_dim(self, tensor: Array, dim: int) -> Array:
-        return _narrow(cp.sum(_wide(tensor), axis=dim, keepdims=True), tensor.dtype)
+        return narrow(cp.sum(widen(tensor), axis=dim, keepdims=True), tensor.dtype)
 
     def float_mean(self, tensor: Array) -> Array:
         return self.float_mean_dim(cp.reshape(tensor, (-1,)), 0)
@@ -255,21 +246,21 @@ class FloatOps:
     def float_mean_dim(self, tensor: Array, dim: int) -> Array:
         # sum / count rather than cupy.mean, so that an empty dim gives NaN as NdArray does
         count = tensor.shape[dim]
-        total = cp.sum(_wide(tensor), axis=dim, keepdims=True)
+        total = cp.sum(widen(tensor), axis=dim, keepdims=True)
         mean = total / total.dtype.type(count) if count else total * np.nan
-        return _narrow(mean, tensor.dtype)
+        return narrow(mean, tensor.dtype)
 
     def float_prod(self, tensor: Array) -> Array:
-        return _narrow(cp.prod(_wide(tensor)), tensor.dtype).reshape(1)
+        return narrow(cp.prod(widen(tensor)), tensor.dtype).reshape(1)
 
     def float_prod_dim(self, tensor: Array, dim: int) -> Array:
-        return _narrow(cp.prod(_wide(tensor), axis=dim, keepdims=True), tensor.dtype)
+        return narrow(cp.prod(widen(tensor), axis=dim, keepdims=True), tensor.dtype)
 
     def float_cumsum(self, tensor: Array, dim: int) -> Array:
-        return _narrow(cp.cumsum(_wide(tensor), axis=dim), tensor.dtype)
+        return narrow(cp.cumsum(widen(tensor), axis=dim), tensor.dtype)
 
     def float_cumprod(self, tensor: Array, dim: int) -> Array:
-        return _narrow(cp.cumprod(_wide(tensor), axis=dim), tensor.dtype)
+        return narrow(cp.cumprod(widen(tensor), axis=dim), tensor.dtype)
 
     @in_f32
     def float_max_abs(self, tensor: Array) -> Array:
@@ -407,6 +398,6 @@ class FloatOps:
     def float_grid_sample_2d(self, tensor: Array, grid: Array, options: GridSampleOptions) -> Array:
         # the default in f32 for f16 and bf16: its bilinear weights lose too much in f16
         default: Any = FloatTensorOps.float_grid_sample_2d
-        if tensor.dtype not in _LOW_PRECISION:
+        if tensor.dtype not in LOW_PRECISION:
             return default(self, tensor, grid, options)
-        return _narrow(default(self, _wide(tensor), _wide(grid), options), tensor.dtype)
+        return narrow(default(self, widen(tensor), widen(grid), options), tensor.dtype)

@@ -36,24 +36,15 @@ from burn_backend.module import (
 )
 
 from .._cupy import cp
+from ._array import LOW_PRECISION, narrow, widen
 from ._conv import add_bias, convolve, convolve_adjoint, convolve_weight_grad
 
 Array = Any
 Sizes = Sequence[int]
-_LOW_PRECISION = (DType.F16.numpy, DType.BF16.numpy)
-_F32 = np.dtype(np.float32)
-
-
-def _work(tensor: Array) -> Array:
-    return tensor.astype(_F32) if tensor.dtype in _LOW_PRECISION else tensor
-
-
-def _done(result: Array, dtype: Any) -> Array:
-    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def _maybe(tensor: Array | None) -> Array | None:
-    return None if tensor is None else _work(tensor)
+    return None if tensor is None else widen(tensor)
 
 
 # -- layout helpers -----------------------------------------------------------------------------------
@@ -90,7 +81,7 @@ def _along(array: Array, axis: int, start: int, count: int, step: int) -> Array:
 
 
 def _add_bias(y: Array, bias: Array | None) -> Array:
-    return y if bias is None else add_bias(y, _work(bias))
+    return y if bias is None else add_bias(y, widen(bias))
 
 
 def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOptions) -> Array:
@@ -101,9 +92,9 @@ def _conv_forward(x: Array, weight: Array, bias: Array | None, options: ConvOpti
         )
     ]
     y = convolve(
-        _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
+        widen(x), widen(weight), options.stride, options.padding, options.dilation, options.groups, out
     )
-    return _done(_add_bias(y, bias), x.dtype)
+    return narrow(_add_bias(y, bias), x.dtype)
 
 
 def _conv_transpose_forward(
@@ -121,9 +112,9 @@ def _conv_transpose_forward(
         )
     ]
     y = convolve_adjoint(
-        _work(x), _work(weight), options.stride, options.padding, options.dilation, options.groups, out
+        widen(x), widen(weight), options.stride, options.padding, options.dilation, options.groups, out
     )
-    return _done(_add_bias(y, bias), x.dtype)
+    return narrow(_add_bias(y, bias), x.dtype)
 
 
 def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvTransposeOptions) -> Array:
@@ -139,27 +130,27 @@ def _conv_transpose_x_backward(weight: Array, output_grad: Array, options: ConvT
         )
     ]
     g = convolve(
-        _work(output_grad),
-        _work(weight),
+        widen(output_grad),
+        widen(weight),
         options.stride,
         options.padding,
         options.dilation,
         options.groups,
         sizes,
     )
-    return _done(g, output_grad.dtype)
+    return narrow(g, output_grad.dtype)
 
 
 def _bias_grad(grad: Array) -> Array:
     axes = (0, *range(2, grad.ndim))
-    return _done(cp.sum(_work(grad), axis=axes), grad.dtype)
+    return narrow(cp.sum(widen(grad), axis=axes), grad.dtype)
 
 
 # -- pooling --------------------------------------------------------------------------------------------
 def _max_pool(
     x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, ceil_mode: bool
 ) -> Array:
-    work = _work(x)
+    work = widen(x)
     out = [
         pool_output_size(n, k, s, p, d, ceil_mode)
         for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)
@@ -172,7 +163,18 @@ def _max_pool(
         for j in range(1, k):
             cp.maximum(result, _along(current, axis, j * d, o, s), out=result)
         current = result
-    return _done(cp.ascontiguousarray(current), x.dtype)
+    return narrow(cp.ascontiguousarray(current), x.dtype)
+
+
+@functools.lru_cache(maxsize=128)
+def _window_samples(out: int, stride: int, padding: int, dilation: int, kernel: int, device: int) -> Any:
+    """Along one axis of a pool: the first sample inside the input of each window, and the input
+    position of each window's ``j``-th sample, as int64 arrays on ``device`` (built once: copying them
+    from the host at every call would wait for the GPU)."""
+    starts = np.arange(out, dtype=np.int64) * stride - padding
+    first = starts + ((-starts).clip(min=0) + dilation - 1) // dilation * dilation
+    with cp.cuda.Device(device):
+        return cp.asarray(first), [cp.asarray(starts + j * dilation) for j in range(kernel)]
 
 
 def _max_pool_with_indices(
@@ -186,7 +188,7 @@ def _max_pool_with_indices(
 ) -> tuple[Array, Array]:
     """Max pooling with PyTorch's index rule: windows scanned row-major, a later value wins if greater
     or NaN. Reducing the last axis first, then the earlier ones, picks the same element."""
-    work = _work(x)
+    work = widen(x)
     n = len(kernel)
     spatial = x.shape[2:]
     out = [
@@ -199,14 +201,13 @@ def _max_pool_with_indices(
     for dim in reversed(range(n)):
         axis = 2 + dim
         k, s, d, p, o = kernel[dim], stride[dim], dilation[dim], padding[dim], out[dim]
-        starts = np.arange(o) * s - p
-        first = starts + ((-starts).clip(min=0) + d - 1) // d * d  # first window sample inside x
+        first, samples = _window_samples(o, s, p, d, k, int(cp.cuda.runtime.getDevice()))
         shape = [1] * x.ndim
         shape[axis] = o
         target_shape = list(values.shape)
         target_shape[axis] = o
         best = cp.full(target_shape, -math.inf, dtype=values.dtype)
-        position = cp.broadcast_to(cp.asarray(first.reshape(shape)), target_shape).copy()
+        position = cp.broadcast_to(first.reshape(shape), target_shape).copy()
         # a window whose every sample is -inf is never updated: it keeps the first sample inside x
         kept = [cp.array(_along(c, axis, 0, o, s)) for c in carried]
         for j in range(k):
@@ -214,7 +215,7 @@ def _max_pool_with_indices(
             better = cp.greater(candidate, best)
             better |= cp.isnan(candidate)
             cp.copyto(best, candidate, where=better)
-            cp.copyto(position, cp.asarray((starts + j * d).reshape(shape)), where=better)
+            cp.copyto(position, samples[j].reshape(shape), where=better)
             for target, source in zip(kept, carried):
                 cp.copyto(target, _along(source, axis, j * d, o, s), where=better)
         values = best
@@ -223,7 +224,7 @@ def _max_pool_with_indices(
     flat = cp.zeros(values.shape, dtype=np.int64)
     for position, st in zip(carried, reversed(strides)):
         flat += position * st
-    return _done(values, x.dtype), flat.astype(int_dtype)
+    return narrow(values, x.dtype), flat.astype(int_dtype)
 
 
 def _max_pool_backward(x: Array, output_grad: Array, indices: Array) -> Array:
@@ -233,9 +234,10 @@ def _max_pool_backward(x: Array, output_grad: Array, indices: Array) -> Array:
     length = math.prod(indices.shape[2:])
     offsets = (cp.arange(planes, dtype=np.int64) * plane)[:, None]
     flat = indices.reshape(planes, length).astype(np.int64) + offsets
-    total = cp.zeros(planes * plane, dtype=_F32 if output_grad.dtype in _LOW_PRECISION else output_grad.dtype)
-    cp.add.at(total, flat.ravel(), _work(output_grad).ravel())
-    return _done(total.reshape(x.shape), output_grad.dtype)
+    grad = widen(output_grad)
+    total = cp.zeros(planes * plane, dtype=grad.dtype)
+    cp.add.at(total, flat.ravel(), grad.ravel())
+    return narrow(total.reshape(x.shape), output_grad.dtype)
 
 
 @functools.lru_cache(maxsize=128)
@@ -277,7 +279,7 @@ def _divisor_of(
 def _avg_pool(
     x: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool, ceil_mode: bool
 ) -> Array:
-    work = _work(x)
+    work = widen(x)
     out = [
         pool_output_size(size, k, s, p, 1, ceil_mode)
         for size, k, s, p in zip(x.shape[2:], kernel, stride, padding)
@@ -291,14 +293,14 @@ def _avg_pool(
             total += _along(current, axis, j, o, s)
         current = total
     current /= _divisor_of(x, work, kernel, stride, padding, count_include_pad, out)
-    return _done(current, x.dtype)
+    return narrow(current, x.dtype)
 
 
 def _avg_pool_backward(
     x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, count_include_pad: bool
 ) -> Array:
     out = grad.shape[2:]
-    work = _work(grad)
+    work = widen(grad)
     current = work / _divisor_of(x, work, kernel, stride, padding, count_include_pad, out).reshape(
         (1, 1, *out)
     )
@@ -312,7 +314,7 @@ def _avg_pool_backward(
             target += current
         current = total
     result = _place(current, [-p for p in padding], x.shape[2:], 0.0)
-    return _done(cp.ascontiguousarray(result), grad.dtype)
+    return narrow(cp.ascontiguousarray(result), grad.dtype)
 
 
 @functools.lru_cache(maxsize=128)
@@ -337,23 +339,37 @@ def _adaptive_along(x: Array, axis: int, out: int) -> Array:
         return total
     # overlapping windows of unequal lengths: the j-th sample of every window longer than j, gathered and
     # added (sums of the samples themselves, no products with zero weights: an inf stays in its windows)
-    windows = np.asarray(adaptive_pool_windows(size, out), dtype=np.int64).reshape(out, 2)
-    starts = windows[:, 0]
-    lengths = windows[:, 1] - starts
-    total = cp.take(x, cp.asarray(starts), axis=axis)
+    starts, taps, lengths = _adaptive_taps(size, out, np.dtype(x.dtype), int(cp.cuda.runtime.getDevice()))
+    total = cp.take(x, starts, axis=axis)
     index: list[Any] = [slice(None)] * x.ndim
-    for j in range(1, int(lengths.max())):
-        longer = np.flatnonzero(lengths > j)
-        picked = cp.take(x, cp.asarray(starts[longer] + j), axis=axis)
-        if len(longer) == out:
+    for longer, samples in taps:
+        picked = cp.take(x, samples, axis=axis)
+        if longer is None:
             total += picked
         else:
-            index[axis] = cp.asarray(longer)
+            index[axis] = longer
             total[tuple(index)] += picked
     shape = [1] * x.ndim
     shape[axis] = out
-    total /= cp.asarray(lengths.astype(x.dtype).reshape(shape))
+    total /= lengths.reshape(shape)
     return total
+
+
+@functools.lru_cache(maxsize=128)
+def _adaptive_taps(size: int, out: int, dtype: Any, device: int) -> Any:
+    """Uneven adaptive windows of ``size`` samples into ``out``, as arrays on ``device``: each window's
+    first sample; for each further tap ``j``, the windows longer than ``j`` (``None`` for all) and their
+    ``j``-th samples; the window lengths in ``dtype`` (built once: copying them from the host at every
+    call would wait for the GPU)."""
+    windows = np.asarray(adaptive_pool_windows(size, out), dtype=np.int64).reshape(out, 2)
+    starts = windows[:, 0]
+    lengths = windows[:, 1] - starts
+    with cp.cuda.Device(device):
+        taps = []
+        for j in range(1, int(lengths.max())):
+            longer = np.flatnonzero(lengths > j)
+            taps.append((None if len(longer) == out else cp.asarray(longer), cp.asarray(starts[longer] + j)))
+        return cp.asarray(starts), taps, cp.asarray(lengths.astype(dtype))
 
 
 def _adaptive_along_backward(grad: Array, axis: int, size: int) -> Array:
@@ -376,28 +392,28 @@ class ModuleOps:
 
     def embedding_backward(self, weights: Array, output_grad: Array, indices: Array) -> Array:
         rows, dim = weights.shape
-        grad = _work(output_grad)
+        grad = widen(output_grad)
         total = cp.zeros((rows, dim), dtype=grad.dtype)
         cp.add.at(total, indices.reshape(-1), grad.reshape(math.prod(indices.shape), dim))
-        return _done(total, output_grad.dtype)
+        return narrow(total, output_grad.dtype)
 
     def linear(self, x: Array, weight: Array, bias: Array | None) -> Array:
-        y = cp.matmul(_work(x), _work(weight))
+        y = cp.matmul(widen(x), widen(weight))
         if bias is not None:
-            y += _work(bias)
-        return _done(y, x.dtype)
+            y += widen(bias)
+        return narrow(y, x.dtype)
 
     def layer_norm(self, x: Array, gamma: Array | None, beta: Array | None, epsilon: float) -> Array:
-        work = _work(x)
+        work = widen(x)
         mean = cp.mean(work, axis=-1, keepdims=True)
         centered = work - mean
         variance = cp.mean(centered * centered, axis=-1, keepdims=True)
         y = centered / cp.sqrt(variance + work.dtype.type(epsilon))
         if gamma is not None:
-            y *= _work(gamma)
+            y *= widen(gamma)
         if beta is not None:
-            y += _work(beta)
-        return _done(y, x.dtype)
+            y += widen(beta)
+        return narrow(y, x.dtype)
 
     # -- convolution ------------------------------------------------------------------------------
     # One N-d kernel per role; the interface names each rank, so each is bound under three names.
@@ -406,29 +422,29 @@ class ModuleOps:
 
     def _conv_nd_x_backward(self, x: Array, weight: Array, output_grad: Array, options: ConvOptions) -> Array:
         g = convolve_adjoint(
-            _work(output_grad),
-            _work(weight),
+            widen(output_grad),
+            widen(weight),
             options.stride,
             options.padding,
             options.dilation,
             options.groups,
             x.shape[2:],
         )
-        return _done(g, output_grad.dtype)
+        return narrow(g, output_grad.dtype)
 
     def _conv_nd_weight_backward(
         self, x: Array, weight: Array, output_grad: Array, options: ConvOptions
     ) -> Array:
         g = convolve_weight_grad(
-            _work(x),
-            _work(output_grad),
+            widen(x),
+            widen(output_grad),
             weight.shape[2:],
             options.stride,
             options.padding,
             options.dilation,
             options.groups,
         )
-        return _done(g, output_grad.dtype)
+        return narrow(g, output_grad.dtype)
 
     def _bias_backward(self, x: Array, bias: Array, output_grad: Array) -> Array:
         return _bias_grad(output_grad)
@@ -447,15 +463,15 @@ class ModuleOps:
         self, x: Array, weight: Array, output_grad: Array, options: ConvTransposeOptions
     ) -> Array:
         g = convolve_weight_grad(
-            _work(output_grad),
-            _work(x),
+            widen(output_grad),
+            widen(x),
             weight.shape[2:],
             options.stride,
             options.padding,
             options.dilation,
             options.groups,
         )
-        return _done(g, output_grad.dtype)
+        return narrow(g, output_grad.dtype)
 
     conv1d = conv2d = conv3d = _conv_nd
     conv1d_x_backward = conv2d_x_backward = conv3d_x_backward = _conv_nd_x_backward
@@ -475,7 +491,7 @@ class ModuleOps:
     ) -> Array:
         # the default adds the taps one at a time in the input's dtype: in bf16 each add rounds, and a
         # sum of several overlapping taps drifts past the tolerance; this sums in f32 and rounds once
-        work = _work(x)
+        work = widen(x)
         batch, depth = x.shape[:2]
         channels = depth // math.prod(kernel_size)
         out = [
@@ -496,7 +512,7 @@ class ModuleOps:
             target = total[into]
             target += columns[at]
         result = _place(total, [-p for p in options.padding], output_size, 0.0)
-        return _done(cp.ascontiguousarray(result), x.dtype)
+        return narrow(cp.ascontiguousarray(result), x.dtype)
 
     # -- pooling ----------------------------------------------------------------------------------
     def avg_pool1d(
@@ -540,18 +556,18 @@ class ModuleOps:
         return _avg_pool_backward(x, grad, kernel_size, stride, padding, count_include_pad)
 
     def adaptive_avg_pool1d(self, x: Array, output_size: int) -> Array:
-        return _done(_adaptive_along(_work(x), 2, output_size), x.dtype)
+        return narrow(_adaptive_along(widen(x), 2, output_size), x.dtype)
 
     def adaptive_avg_pool1d_backward(self, x: Array, grad: Array) -> Array:
-        return _done(_adaptive_along_backward(_work(grad), 2, x.shape[2]), grad.dtype)
+        return narrow(_adaptive_along_backward(widen(grad), 2, x.shape[2]), grad.dtype)
 
     def adaptive_avg_pool2d(self, x: Array, output_size: tuple[int, int]) -> Array:
-        rows = _adaptive_along(_work(x), 2, output_size[0])
-        return _done(_adaptive_along(rows, 3, output_size[1]), x.dtype)
+        rows = _adaptive_along(widen(x), 2, output_size[0])
+        return narrow(_adaptive_along(rows, 3, output_size[1]), x.dtype)
 
     def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
-        rows = _adaptive_along_backward(_work(grad), 2, x.shape[2])
-        return _done(_adaptive_along_backward(rows, 3, x.shape[3]), grad.dtype)
+        rows = _adaptive_along_backward(widen(grad), 2, x.shape[2])
+        return narrow(_adaptive_along_backward(rows, 3, x.shape[3]), grad.dtype)
 
     def max_pool1d(
         self, x: Array, kernel_size: int, stride: int, padding: int, dilation: int, ceil_mode: bool
@@ -625,10 +641,10 @@ class ModuleOps:
         options: DeformConvOptions,
     ) -> Array:
         default: Any = DefaultModuleOps.deform_conv2d
-        if x.dtype not in _LOW_PRECISION:
+        if x.dtype not in LOW_PRECISION:
             return default(self, x, offset, weight, mask, bias, options)
-        result = default(self, _work(x), _work(offset), _work(weight), _maybe(mask), _maybe(bias), options)
-        return _done(result, x.dtype)
+        result = default(self, widen(x), widen(offset), widen(weight), _maybe(mask), _maybe(bias), options)
+        return narrow(result, x.dtype)
 
     def deform_conv2d_backward(
         self,
@@ -641,9 +657,9 @@ class ModuleOps:
         options: DeformConvOptions,
     ) -> DeformConv2dBackward:
         default: Any = DefaultModuleOps.deform_conv2d_backward
-        if x.dtype not in _LOW_PRECISION:
+        if x.dtype not in LOW_PRECISION:
             grads: DeformConv2dBackward = default(self, x, offset, weight, mask, bias, output_grad, options)
             return grads
-        wide = (_work(x), _work(offset), _work(weight), _maybe(mask), _maybe(bias), _work(output_grad))
+        wide = (widen(x), widen(offset), widen(weight), _maybe(mask), _maybe(bias), widen(output_grad))
         grads = default(self, *wide, options)
-        return DeformConv2dBackward(*(None if g is None else _done(g, x.dtype) for g in grads))
+        return DeformConv2dBackward(*(None if g is None else narrow(g, x.dtype) for g in grads))
