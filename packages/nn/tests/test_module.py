@@ -276,3 +276,39 @@ def test_constant_tensors_follow_the_module_but_are_not_recorded(device) -> None
     assert "table: tensor [2]" in repr(model)
     loaded = Scaled(device).load_record(model.into_record())
     np.testing.assert_array_equal(loaded.table.to_data().to_numpy(), [1.0, 2.0])
+
+
+def test_lists_and_dicts_may_hold_constants_beside_modules(device) -> None:
+    class Optional(Module):
+        def __init__(self, device):
+            self.layers = [LinearConfig(2, 2).init(device), None, 3]
+            self.heads = {"main": LinearConfig(2, 1).init(device), "skip": None}
+
+        def forward(self, x):
+            return self.heads["main"](self.layers[0](x))
+
+    model = Optional(device)
+    assert [name for name, _ in model.named_params()] == [
+        "layers.0.weight",
+        "layers.0.bias",
+        "heads.main.weight",
+        "heads.main.bias",
+    ]
+    seen: list[str] = []
+
+    class Names(ModuleVisitor):
+        def visit_float_with_path(self, path, param) -> None:
+            seen.append(".".join(path))
+
+    model.visit(Names())
+    assert seen == ["layers.0.weight", "layers.0.bias", "heads.main.weight", "heads.main.bias"]
+    record = model.into_record()
+    assert record["layers"][1:] == [None, None]
+    assert set(record["heads"]) == {"main"}
+    loaded = Optional(device).load_record(record)
+    assert loaded.layers[1:] == [None, 3]
+    assert loaded.heads["skip"] is None
+    np.testing.assert_array_equal(
+        loaded.layers[0].weight.val().to_data().to_numpy(), model.layers[0].weight.val().to_data().to_numpy()
+    )
+    assert "heads" in repr(model)  # the display walks the same structure

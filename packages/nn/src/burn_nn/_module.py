@@ -156,10 +156,12 @@ def _items(value: Any, tensors: bool = True) -> Iterator[tuple[str, Any]]:
                 yield name, item
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            yield str(index), item
-    else:
+            if _is_structural(item, tensors):
+                yield str(index), item
+    elif isinstance(value, dict):
         for key, item in value.items():
-            yield str(key), item
+            if _is_structural(item, tensors):
+                yield str(key), item
 
 
 def _rebuild(value: Any, path: Path, leaf: Callable[[Path, Any], Any]) -> Any:
@@ -307,14 +309,7 @@ class Module:
                 raise TypeError(f"valid: the module is on {tensor.device}, which has no autodiff")
             return tensor.inner()
 
-        def leaf(path: Path, value: Any) -> Any:
-            if isinstance(value, RunningState):
-                return value.map(inner)
-            if isinstance(value, Tensor):
-                return inner(value)
-            return Param.initialized(inner(value.val()), id=value.id, require_grad=value.require_grad)
-
-        return _rebuild(self, (), leaf)  # type: ignore[no-any-return]
+        return _map_values(self, inner)
 
     @classmethod
     def from_inner(cls, module: M, device: Device) -> M:
@@ -327,14 +322,7 @@ class Module:
         def lift(tensor: Tensor) -> Tensor:
             return Tensor.from_inner(tensor, backend.device(tensor.device.index))
 
-        def leaf(path: Path, value: Any) -> Any:
-            if isinstance(value, RunningState):
-                return value.map(lift)
-            if isinstance(value, Tensor):
-                return lift(value)
-            return Param.initialized(lift(value.val()), id=value.id, require_grad=value.require_grad)
-
-        return _rebuild(module, (), leaf)  # type: ignore[no-any-return]
+        return _map_values(module, lift)
 
     # -- records -----------------------------------------------------------------------------------
     def into_record(self) -> dict[str, Any]:
@@ -370,9 +358,19 @@ class Module:
         return _describe(self, "")
 
 
+def _map_values(module: M, function: Callable[[Tensor], Tensor]) -> M:
+    """``module`` with ``function`` applied to every parameter's, running state's and constant tensor's
+    value (ids kept)."""
+
+    def leaf(path: Path, value: Any) -> Any:
+        return function(value) if isinstance(value, Tensor) else value.map(function)
+
+    return _rebuild(module, (), leaf)  # type: ignore[no-any-return]
+
+
 def _record_of(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return None  # a constant tensor inside a list: not recorded, its place kept
+    if not _is_structural(value, tensors=False):
+        return None  # a constant (tensor or not) inside a list: not recorded, its place kept
     if isinstance(value, Param):
         return ParamRecord(value.id, value.val().to_data())
     if isinstance(value, RunningState):
@@ -391,8 +389,8 @@ def _load(
     mismatched: list[str],
 ) -> Any:
     where = ".".join(path) or "<root>"
-    if isinstance(value, Tensor):
-        return value
+    if not _is_structural(value, tensors=False):
+        return value  # a constant (tensor or not) inside a list or dict
     if _is_leaf(value):
         if isinstance(record, ParamRecord):
             data, param_id = record.value, record.id
