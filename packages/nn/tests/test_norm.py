@@ -47,14 +47,14 @@ def _torch_forward_backward(ref, layer, x_np, upstream):
     return out, x.grad
 
 
-def _compare_step(norm, theirs, x_np, device, ref, rng, x_grad_scale=10):
+def _compare_step(norm, theirs, x_np, device, ref, rng):
     """One forward and backward (a random upstream gradient) through ``norm`` and torch's ``theirs``,
     outputs and input gradients compared; our output and parameter gradients."""
     upstream = rng.normal(size=x_np.shape).astype(x_np.dtype)
     out, x_grad, grads = _forward_backward(norm, x_np, upstream, device)
     their_out, their_x_grad = _torch_forward_backward(ref, theirs, x_np, upstream)
     ref.close(out, their_out, scale=2)
-    ref.close(x_grad, their_x_grad, scale=x_grad_scale)
+    ref.close(x_grad, their_x_grad, scale=2)
     return out, grads
 
 
@@ -111,7 +111,7 @@ def test_batch_norm_float64_training_and_evaluation(rng, ref) -> None:
     theirs = ref.torch.nn.BatchNorm2d(4, eps=1e-3, momentum=0.2).double()
     for _ in range(2):
         theirs.zero_grad()
-        out, grads = _compare_step(norm, theirs, rng.normal(size=(3, 4, 2, 3)), device, ref, rng, 1000)
+        out, grads = _compare_step(norm, theirs, rng.normal(size=(3, 4, 2, 3)), device, ref, rng)
         assert out.dtype.name == "F64"
         ref.close(grads["gamma"], theirs.weight.grad, scale=2)
         ref.close(norm.running_var.value(), theirs.running_var, scale=2)
@@ -200,7 +200,7 @@ def test_group_norm_matches_torch(device, rng, ref, shape, groups, affine) -> No
     _, grads = _compare_step(norm, theirs, x_np, device, ref, rng)
     if affine:
         # a group of one value normalizes to exactly 0, so gamma's exact gradient is 0 where torch's
-        # carries f32 rounding noise of a few 1e-6
+        # carries f32 rounding noise of a few 1e-6 (the per-channel case needs more than 2x)
         ref.close(grads["gamma"], theirs.weight.grad, scale=10)
         ref.close(grads["beta"], theirs.bias.grad, scale=2)
     else:

@@ -82,25 +82,12 @@ class Node:
         cached = cache.get(self.id)
         if cached is not None:
             return cached
-        order: list[Node] = []
-        visited: set[int] = set()
-        stack: list[tuple[Node, bool]] = [(self, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node.id in visited or node.output is not None or node.id in cache:
-                continue
-            visited.add(node.id)
+        order = _topological_order(self, stop=lambda node: node.output is not None or node.id in cache)
+        for node in order:
             spec = node.spec
-            if spec is None or spec.forward is None or (node.parents == () and spec is not None):
+            if spec is None or spec.forward is None or not node.parents:
                 name = spec.name if spec is not None else "a leaf"
                 raise RuntimeError(f"autodiff: the output of {name} was released")
-            stack.append((node, True))
-            for parent in node.parents:
-                if parent is not None:
-                    stack.append((parent, False))
         for node in order:
             spec = node.spec
             assert spec is not None
@@ -114,15 +101,12 @@ class Node:
             cache[node.id] = spec.forward(inner, inputs, node.args)
         return cache[self.id]
 
-    def input_values(
-        self, inner: Backend, cache: dict[int, Primitive], all_inputs: bool = False
-    ) -> list[Any]:
+    def input_values(self, inner: Backend, cache: dict[int, Primitive]) -> list[Any]:
         """The inputs backward needs: kept ones, or parents' values recomputed."""
         spec = self.spec
         assert spec is not None
-        wanted = range(len(self.parents)) if all_inputs else spec.keeps_inputs
         values = list(self.inputs)
-        for position in wanted:
+        for position in spec.keeps_inputs:
             if values[position] is None:
                 parent = self.parents[position]
                 if parent is None:
@@ -236,8 +220,9 @@ def leaf(tensor: AutodiffTensor, requires_grad: bool) -> AutodiffTensor:
     return AutodiffTensor(tensor.primitive, Node(None, (), (), tensor.primitive, None, requires_grad=True))
 
 
-def _topological_order(root: Node) -> list[Node]:
-    """Nodes reachable from ``root``, each after all of its parents (iterative depth-first search)."""
+def _topological_order(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
+    """Nodes reachable from ``root``, each after all of its parents (iterative depth-first search); the
+    search neither includes nor goes past the nodes ``stop`` holds for."""
     order: list[Node] = []
     visited: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
@@ -246,7 +231,7 @@ def _topological_order(root: Node) -> list[Node]:
         if expanded:
             order.append(node)
             continue
-        if node.id in visited:
+        if node.id in visited or (stop is not None and stop(node)):
             continue
         visited.add(node.id)
         stack.append((node, True))

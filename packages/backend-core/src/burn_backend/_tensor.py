@@ -441,9 +441,8 @@ class Tensor(KindConversions):
         return self._arith_scalar(name, name, other, kind)
 
     def _arith_scalar(self, name: str, op: str, value: object, kind: Kind) -> Tensor:
-        """``self <name> value`` for a Python number (``op`` names the call in errors); a float with a
-        Float tensor, the common case, needs no conversion."""
-        scalar = value if kind is Kind.FLOAT and type(value) is float else self._scalar(op, value)
+        """``self <name> value`` for a Python number (``op`` names the call in errors)."""
+        scalar = self._scalar(op, value)
         if kind is Kind.BOOL:
             self._require_kind(name, Kind.FLOAT, Kind.INT)
         method = getattr(self._device.backend, PREFIX[kind] + name + "_scalar")

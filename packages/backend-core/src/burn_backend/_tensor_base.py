@@ -170,6 +170,8 @@ class TensorBase:
         """A Python scalar converted for this tensor's kind: no silent truncation of floats to ints."""
         kind = self.kind
         if kind is Kind.FLOAT:
+            if type(value) is float:  # the common case, first: nothing to check or convert
+                return value
             if isinstance(value, (bool, complex)) or not isinstance(value, (int, float)):
                 if hasattr(value, "__float__") and not isinstance(value, (bool, complex, TensorBase)):
                     return float(value)

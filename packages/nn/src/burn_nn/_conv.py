@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 from burn_backend import ConvOptions, ConvTransposeOptions, Device, Tensor
@@ -100,10 +100,6 @@ def _check_input(layer: str, input: Tensor, dims: int, channels_in: int) -> None
         )
 
 
-def _as_tuple(value: int | Sequence[int], dims: int) -> tuple[int, ...]:
-    return (value,) * dims if isinstance(value, int) else tuple(value)
-
-
 # -- convolution -------------------------------------------------------------------------------------
 class _Conv(Module, Generic[Size, Padding]):
     """The forward pass of ``Conv1d``/``Conv2d``/``Conv3d``."""
@@ -131,7 +127,8 @@ class _Conv(Module, Generic[Size, Padding]):
         dilation = check_sizes(layer, "dilation", config.dilation, dims, 1)
         check_padding(layer, config.padding, dims)
         # Same padding that cannot be symmetric fails here, not at the first forward
-        config.padding.calculate_padding(kernel, stride, dilation, layer=layer)
+        padding = config.padding.calculate_padding(kernel, stride, dilation, layer=layer)
+        self._options = ConvOptions(stride, padding, dilation, config.groups)
         shape = [channels_out, channels_in // config.groups, *kernel]
         self.weight, self.bias = _weight_and_bias(
             shape, channels_out, config.bias, config.initializer, device
@@ -148,13 +145,8 @@ class _Conv(Module, Generic[Size, Padding]):
         // stride + 1``."""
         layer, dims = type(self).__name__, self._DIMS
         _check_input(layer, input, dims, self.weight.shape[1] * self.groups)
-        stride, dilation = _as_tuple(self.stride, dims), _as_tuple(self.dilation, dims)
-        kernel = _as_tuple(self.kernel_size, dims)
-        padding = self.padding.calculate_padding(kernel, stride, dilation, layer=layer)
         bias = None if self.bias is None else self.bias.val()
-        return _CONV[dims](
-            input, self.weight.val(), bias, ConvOptions(stride, padding, dilation, self.groups)
-        )
+        return _CONV[dims](input, self.weight.val(), bias, self._options)
 
 
 class Conv1dConfig(Config):
@@ -314,7 +306,7 @@ class _ConvTranspose(Module, Generic[Size]):
         kernel = check_sizes(layer, "kernel_size", config.kernel_size, dims, 1)
         stride = check_sizes(layer, "stride", config.stride, dims, 1)
         dilation = check_sizes(layer, "dilation", config.dilation, dims, 1)
-        check_sizes(layer, "padding", config.padding, dims, 0)
+        padding = check_sizes(layer, "padding", config.padding, dims, 0)
         padding_out = check_sizes(layer, "padding_out", config.padding_out, dims, 0)
         if any(q >= max(s, d) for q, s, d in zip(padding_out, stride, dilation)):
             raise ValueError(
@@ -332,6 +324,7 @@ class _ConvTranspose(Module, Generic[Size]):
         self.padding = config.padding
         self.padding_out = config.padding_out
         self.channels = (channels_in, channels_out)
+        self._options = ConvTransposeOptions(stride, padding, padding_out, dilation, config.groups)
 
     def forward(self, input: Tensor) -> Tensor:
         """``input`` of shape ``[batch, channels_in, *spatial_in]`` to ``[batch, channels_out,
@@ -339,15 +332,8 @@ class _ConvTranspose(Module, Generic[Size]):
         (kernel_size - 1) + padding_out + 1``."""
         layer, dims = type(self).__name__, self._DIMS
         _check_input(layer, input, dims, self.channels[0])
-        options = ConvTransposeOptions(
-            _as_tuple(self.stride, dims),
-            _as_tuple(self.padding, dims),
-            _as_tuple(self.padding_out, dims),
-            _as_tuple(self.dilation, dims),
-            self.groups,
-        )
         bias = None if self.bias is None else self.bias.val()
-        return _CONV_TRANSPOSE[dims](input, self.weight.val(), bias, options)
+        return _CONV_TRANSPOSE[dims](input, self.weight.val(), bias, self._options)
 
 
 class ConvTranspose1dConfig(SizesConfig):

@@ -94,7 +94,7 @@ class MaxPool1d(Module):
 
     def __init__(self, config: MaxPool1dConfig) -> None:
         stride = config.stride if config.stride is not None else config.kernel_size
-        _window("MaxPool1d", 1, config.kernel_size, stride, config.dilation, config.padding)
+        self._window = _window("MaxPool1d", 1, config.kernel_size, stride, config.dilation, config.padding)
         self.stride: int = stride
         self.kernel_size: int = config.kernel_size
         self.padding: PaddingConfig1d = config.padding
@@ -104,9 +104,7 @@ class MaxPool1d(Module):
     def forward(self, input: Tensor) -> Tensor:
         """``input [batch, channels, length_in]`` to ``[batch, channels, length_out]``."""
         _check_input("MaxPool1d", input, 1)
-        (kernel,), (stride,), (dilation,), (padding,) = _window(
-            "MaxPool1d", 1, self.kernel_size, self.stride, self.dilation, self.padding
-        )
+        (kernel,), (stride,), (dilation,), (padding,) = self._window
         return F.max_pool1d(input, kernel, stride, padding, dilation, self.ceil_mode)
 
 
@@ -142,7 +140,7 @@ class MaxPool2d(Module):
 
     def __init__(self, config: MaxPool2dConfig) -> None:
         strides = config.strides if config.strides is not None else config.kernel_size
-        _window("MaxPool2d", 2, config.kernel_size, strides, config.dilation, config.padding)
+        self._window = _window("MaxPool2d", 2, config.kernel_size, strides, config.dilation, config.padding)
         self.stride: tuple[int, int] = strides
         self.kernel_size: tuple[int, int] = config.kernel_size
         self.padding: PaddingConfig2d = config.padding
@@ -153,9 +151,7 @@ class MaxPool2d(Module):
         """``input [batch, channels, height_in, width_in]`` to ``[batch, channels, height_out,
         width_out]``."""
         _check_input("MaxPool2d", input, 2)
-        kernel, stride, dilation, padding = _window(
-            "MaxPool2d", 2, self.kernel_size, self.stride, self.dilation, self.padding
-        )
+        kernel, stride, dilation, padding = self._window
         return F.max_pool2d(input, kernel, stride, padding, dilation, self.ceil_mode)
 
 
@@ -191,7 +187,7 @@ class AvgPool1d(Module):
 
     def __init__(self, config: AvgPool1dConfig) -> None:
         stride = config.stride if config.stride is not None else config.kernel_size
-        _window("AvgPool1d", 1, config.kernel_size, stride, 1, config.padding)
+        self._window = _window("AvgPool1d", 1, config.kernel_size, stride, 1, config.padding)
         self.stride: int = stride
         self.kernel_size: int = config.kernel_size
         self.padding: PaddingConfig1d = config.padding
@@ -201,9 +197,7 @@ class AvgPool1d(Module):
     def forward(self, input: Tensor) -> Tensor:
         """``input [batch, channels, length_in]`` to ``[batch, channels, length_out]``."""
         _check_input("AvgPool1d", input, 1)
-        (kernel,), (stride,), _, (padding,) = _window(
-            "AvgPool1d", 1, self.kernel_size, self.stride, 1, self.padding
-        )
+        (kernel,), (stride,), _, (padding,) = self._window
         return F.avg_pool1d(input, kernel, stride, padding, self.count_include_pad, self.ceil_mode)
 
 
@@ -239,7 +233,7 @@ class AvgPool2d(Module):
 
     def __init__(self, config: AvgPool2dConfig) -> None:
         strides = config.strides if config.strides is not None else config.kernel_size
-        _window("AvgPool2d", 2, config.kernel_size, strides, 1, config.padding)
+        self._window = _window("AvgPool2d", 2, config.kernel_size, strides, 1, config.padding)
         self.stride: tuple[int, int] = strides
         self.kernel_size: tuple[int, int] = config.kernel_size
         self.padding: PaddingConfig2d = config.padding
@@ -250,7 +244,7 @@ class AvgPool2d(Module):
         """``input [batch, channels, height_in, width_in]`` to ``[batch, channels, height_out,
         width_out]``."""
         _check_input("AvgPool2d", input, 2)
-        kernel, stride, _, padding = _window("AvgPool2d", 2, self.kernel_size, self.stride, 1, self.padding)
+        kernel, stride, _, padding = self._window
         return F.avg_pool2d(input, kernel, stride, padding, self.count_include_pad, self.ceil_mode)
 
 

@@ -12,6 +12,24 @@ from .._graph import AutodiffTensor, OpSpec, record
 P = Any
 
 
+LOW_PRECISION = (DType.F16, DType.BF16)
+
+
+def widened(b: Backend, first: P, *rest: P | None) -> tuple[list[Any], DType | None]:
+    """``tensors`` (``None`` kept) in f32 where the first is f16 or bf16, with that dtype to round back
+    to; else as they are, with ``None``."""
+    tensors = (first, *rest)
+    dtype = DType.of(first.dtype)
+    if dtype not in LOW_PRECISION:
+        return list(tensors), None
+    return [None if t is None else b.float_cast(t, DType.F32) for t in tensors], dtype
+
+
+def narrowed(b: Backend, tensor: P | None, dtype: DType | None) -> Any:
+    """``tensor`` (from ``widened``) back in ``dtype``; as it is where ``dtype`` is ``None``."""
+    return tensor if dtype is None or tensor is None else b.float_cast(tensor, dtype)
+
+
 def reduce_to(inner: Backend, grad: P, shape: Sequence[int]) -> P:
     """``grad`` summed over the dims that broadcasting grew, back to ``shape``."""
     shape = tuple(shape)

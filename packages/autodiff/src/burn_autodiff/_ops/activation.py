@@ -13,28 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from burn_backend import Backend, DType
+from burn_backend import Backend
 
 from .._graph import AutodiffTensor, OpSpec
-from ._common import Recorder, reduce_to
+from ._common import Recorder, narrowed, reduce_to, widened
 
 P = Any  # a primitive of the inner backend
 T = AutodiffTensor
 Grads = Sequence[P | None]
-
-_LOW_PRECISION = (DType.F16, DType.BF16)
-
-
-def _widened(b: Backend, *tensors: P) -> tuple[list[P], DType | None]:
-    """``tensors`` in f32 if they are f16 or bf16 (with that dtype, to round back to), else as they are."""
-    dtype = DType.of(tensors[0].dtype)
-    if dtype not in _LOW_PRECISION:
-        return list(tensors), None
-    return [b.float_cast(t, DType.F32) for t in tensors], dtype
-
-
-def _narrowed(b: Backend, tensor: P, dtype: DType | None) -> P:
-    return tensor if dtype is None else b.float_cast(tensor, dtype)
 
 
 def _is_empty(tensor: P) -> bool:
@@ -116,18 +102,18 @@ def _softmax_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, dim: Any) -
     # y * (g - sum(g * y)): in f32 for f16 and bf16, the sum being the lossy part
     if _is_empty(g):
         return (g,)
-    (y, grad), dtype = _widened(b, out, g)
+    (y, grad), dtype = widened(b, out, g)
     weighted = b.float_sum_dim(b.float_mul(grad, y), dim)
-    return (_narrowed(b, b.float_mul(y, b.float_sub(grad, weighted)), dtype),)
+    return (narrowed(b, b.float_mul(y, b.float_sub(grad, weighted)), dtype),)
 
 
 def _log_softmax_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, dim: Any) -> Grads:
     # g - softmax * sum(g), softmax being exp(y)
     if _is_empty(g):
         return (g,)
-    (y, grad), dtype = _widened(b, out, g)
+    (y, grad), dtype = widened(b, out, g)
     total = b.float_sum_dim(grad, dim)
-    return (_narrowed(b, b.float_sub(grad, b.float_mul(b.float_exp(y), total)), dtype),)
+    return (narrowed(b, b.float_sub(grad, b.float_mul(b.float_exp(y), total)), dtype),)
 
 
 _SOFTMAX = OpSpec("softmax", _softmax_backward, lambda b, xs, dim: b.softmax(xs[0], dim), keeps_output=True)

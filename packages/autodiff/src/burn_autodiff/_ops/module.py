@@ -25,7 +25,7 @@ from burn_backend import Backend, DType, FloatTensorOps, TensorData
 from burn_backend import ModuleOps as InterfaceModuleOps
 
 from .._graph import AutodiffTensor, OpSpec
-from ._common import Recorder, reduce_to
+from ._common import LOW_PRECISION, Recorder, narrowed, reduce_to, widened
 
 if TYPE_CHECKING:
     from burn_backend import (
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 P = Any  # a primitive of the inner backend
 T = AutodiffTensor
 Grads = Sequence[P | None]
-
-_LOW_PRECISION = (DType.F16, DType.BF16)
 
 
 def _tracked(*tensors: T | None) -> tuple[bool, ...]:
@@ -210,11 +208,7 @@ def _layer_norm_spec(with_gamma: bool, with_beta: bool) -> OpSpec:
     def backward(b: Backend, g: P, xs: Sequence[Any], out: Any, args: Any) -> Grads:
         epsilon, needs = args
         x, gamma, _ = split(xs)
-        dtype = DType.of(g.dtype)
-        low = dtype in _LOW_PRECISION
-        if low:
-            x, g = b.float_cast(x, DType.F32), b.float_cast(g, DType.F32)
-            gamma = None if gamma is None else b.float_cast(gamma, DType.F32)
+        (x, g, gamma), dtype = widened(b, x, g, gamma)
         last = len(x.shape) - 1
         d = x.shape[last]
         # the statistics are recomputed rather than kept: one pass over x, as cheap as reading them
@@ -235,9 +229,7 @@ def _layer_norm_spec(with_gamma: bool, with_beta: bool) -> OpSpec:
             grads.append(reduce_to(b, b.float_mul(g, normalized), (d,)) if needs[1] else None)
         if with_beta:
             grads.append(reduce_to(b, g, (d,)) if needs[-1] else None)
-        if low:
-            grads = [None if grad is None else b.float_cast(grad, dtype) for grad in grads]
-        return grads
+        return [narrowed(b, grad, dtype) for grad in grads]
 
     return OpSpec("layer_norm", backward, forward, keeps_inputs=(0, 1) if with_gamma else (0,))
 
@@ -322,7 +314,7 @@ class ModuleOps(Recorder):
         """``default(self, *args)``: an interface default composed of differentiable ops, computed in
         f32 when ``like`` is f16 or bf16 (as the inner kernels compute) and rounded back once."""
         dtype = DType.of(like.dtype)
-        if dtype not in _LOW_PRECISION:
+        if dtype not in LOW_PRECISION:
             return default(self, *args)
         ops: Any = self
         wide = [ops.float_cast(a, DType.F32) if isinstance(a, AutodiffTensor) else a for a in args]

@@ -72,8 +72,8 @@ def _devices(config: pytest.Config) -> list[tuple[str, Any]]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    # a test folder that defines its own ``device`` fixture keeps it (the backend options are for the suite)
-    if "device" in metafunc.fixturenames and "device" not in metafunc._arg2fixturedefs:
+    # the backend options are for the suite: other test folders keep their own ``device`` fixtures
+    if "device" in metafunc.fixturenames and Path(str(metafunc.definition.path)).is_relative_to(SUITE_DIR):
         devices = _devices(metafunc.config)
         metafunc.parametrize("device", [d for _, d in devices], ids=[s for s, _ in devices], scope="session")
 
@@ -105,7 +105,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     )
     # the coverage check counts the calls of every test before it: run it last whatever the ordering
     # plugins did (under pytest-xdist each worker counts its own share, so it cannot pass there)
-    coverage = [item for item in items if Path(str(item.path)).name == "test_zz_coverage.py"]
+    coverage = [item for item in suite_items if Path(str(item.path)).name == "test_zz_coverage.py"]
     if coverage:
         items[:] = [item for item in items if item not in coverage] + coverage
     for item in suite_items:
