@@ -9,7 +9,8 @@ installing, each session checks that and fails otherwise.
 - ``tests(package, backend)``: one package's tests, with ``BURN_DEVICE`` set to the backend.
 - ``conformance(backend)``: the backend conformance suite (``burn_backend.testing``) on one backend.
 - ``suite``: every package's tests, the cross-package tests and the conformance suite on every CPU
-  backend, in one pytest run: what CI runs (with lint and typecheck, as ``nox -t ci``).
+  backend and on the Array API example backend, in one pytest run: what CI runs (with lint and
+  typecheck, as ``nox -t ci``).
 - ``build``: every wheel and sdist into ``dist/``, with their metadata checked.
 - ``guide``: the main job: training the Burn Book's guide model on MNIST (examples/guide).
 - ``bench``: the benchmarks under ``tools/bench/``.
@@ -69,6 +70,11 @@ TEST_MATRIX = {
 }
 CONFORMANCE_BACKENDS = ["ndarray", "autodiff-ndarray", "cuda", "autodiff-cuda"]
 CPU_BACKENDS = ["ndarray", "autodiff-ndarray"]
+# The worked example of docs/writing-a-backend.md, a backend over the Array API standard's reference
+# namespace: importable from backend-core's tests folder, and run through the conformance suite in CI.
+ARRAY_API_BACKEND = "array_api_backend:ArrayApiStrict()"
+ARRAY_API_BACKEND_PATH = str(ROOT / "packages" / "backend-core" / "tests")
+ARRAY_API_STRICT = "array-api-strict>=2.6"
 # absolute paths, so that --pyargs never mistakes them for importable modules
 TEST_DIRS = [str(ROOT / "tests"), *(str(p) for p in sorted((ROOT / "packages").glob("*/tests")))]
 
@@ -130,7 +136,8 @@ def local_closure(wanted: list[tuple[str, frozenset[str]]]) -> dict[str, set[str
 
 
 def install_local(session: nox.Session, *specs: str, extra_requirements: list[str] = ()) -> None:
-    """Install package folders (``"nn"``, ``"burn[all]"``) and every local package they need, editable.
+    """Install package folders (``"nn"``, ``"burn[all]"``: folder names, so ``burn`` is ``packages/burn``,
+    the meta-package distributed as ``burn-py``) and every local package they need, editable.
 
     All local packages go into one install command, so the resolver takes each ``burn*`` requirement
     from the checkout; the installed distributions are then checked to have come from here.
@@ -220,6 +227,8 @@ def tests(session: nox.Session, package: str, backend: str) -> None:
     """One package's tests, on one backend (``BURN_DEVICE``)."""
     skip_without_gpu(session, backend)
     requirements = TEST_REQUIREMENTS + reference_requirements()
+    if package == "backend-core":
+        requirements.append(ARRAY_API_STRICT)
     install_local(session, package, *stack_folders(backend), extra_requirements=requirements)
     tests_dir = ROOT / "packages" / package / "tests"
     session.run("pytest", str(tests_dir), *session.posargs, env={"BURN_DEVICE": backend})
@@ -240,12 +249,14 @@ def conformance(session: nox.Session, backend: str) -> None:
 
 @nox.session(tags=["ci"])
 def suite(session: nox.Session) -> None:
-    """Everything CI tests, in one pytest run: packages, cross-package tests, conformance per backend."""
-    install_local(session, "burn[all]", extra_requirements=TEST_REQUIREMENTS + reference_requirements())
-    backends = [arg for backend in CPU_BACKENDS for arg in ("--backend", backend)]
+    """Everything CI tests, in one pytest run: packages, cross-package tests, conformance per backend (the
+    CPU backends and the Array API example backend)."""
+    requirements = [*TEST_REQUIREMENTS, ARRAY_API_STRICT, *reference_requirements()]
+    install_local(session, "burn[all]", extra_requirements=requirements)
+    backends = [arg for backend in [*CPU_BACKENDS, ARRAY_API_BACKEND] for arg in ("--backend", backend)]
     session.run(
         "pytest", "--pyargs", "burn_backend.testing", *TEST_DIRS, *backends, *session.posargs,
-        env={"BURN_DEVICE": CPU_BACKENDS[0]},
+        env={"BURN_DEVICE": CPU_BACKENDS[0], "PYTHONPATH": ARRAY_API_BACKEND_PATH},
     )  # fmt: skip
 
 

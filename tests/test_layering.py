@@ -34,11 +34,16 @@ LAYERS: dict[str, set[str]] = {
     "burn-record": {CORE},
     "burn-train": {CORE, "burn-nn", "burn-record"},
     "burn-import": {CORE, "burn-nn", "burn-record"},
-    "burn": {
+    "burn-py": {
         CORE, "burn-ndarray", "burn-cuda", "burn-autodiff", "burn-fusion", "burn-router",
-        "burn-nn", "burn-record", "burn-train", "burn-import", "burn",
+        "burn-nn", "burn-record", "burn-train", "burn-import", "burn-py",
     },
 }  # fmt: skip
+
+# Modules of backend-core written for backend authors (and the conformance suite): the user-facing
+# namespaces of the meta-package never import them, so they re-export none of their names.
+BACKEND_AUTHOR_MODULES = ("burn_backend.kit", "burn_backend.array", "burn_backend.testing")
+META_PACKAGE = "burn-py"
 
 # import names whose distribution is not the import name itself
 IMPORT_DISTRIBUTIONS = {"cupy": {"cupy-cuda12x", "cupy-cuda13x", "cupy"}}
@@ -143,6 +148,29 @@ def layering_violations(packages_dir: Path) -> list[str]:
     return violations
 
 
+def imported_dotted_names(source: str) -> set[str]:
+    """The full dotted name of every absolute import in a module, and of each name imported from one."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def backend_author_imports(packages_dir: Path) -> list[str]:
+    """Every import of a backend-author module by the meta-package, as readable lines."""
+    (meta,) = [p for p in read_packages(packages_dir) if p.distribution == META_PACKAGE]
+    found = []
+    for path in sorted((meta.folder / "src").rglob("*.py")):
+        for name in sorted(imported_dotted_names(path.read_text())):
+            if any(name == module or name.startswith(module + ".") for module in BACKEND_AUTHOR_MODULES):
+                found.append(f"{path.relative_to(packages_dir)} imports {name}")
+    return found
+
+
 def test_every_package_has_a_layer() -> None:
     assert {p.distribution for p in read_packages(PACKAGES_DIR)} == set(LAYERS)
 
@@ -160,6 +188,16 @@ def tree_copy(tmp_path: Path) -> Path:
         shutil.copy(pyproject, folder / "pyproject.toml")
     assert layering_violations(tmp_path) == []
     return tmp_path
+
+
+def test_the_meta_package_imports_no_backend_author_module() -> None:
+    assert backend_author_imports(PACKAGES_DIR) == []
+
+
+def test_a_meta_package_namespace_importing_the_kit_fails(tree_copy: Path) -> None:
+    module = tree_copy / "burn" / "src" / "burn" / "tensor" / "module.py"
+    module.write_text(module.read_text() + "from burn_backend import kit as kit\n")
+    assert backend_author_imports(tree_copy) == ["burn/src/burn/tensor/module.py imports burn_backend.kit"]
 
 
 def test_a_backend_importing_another_backend_fails(tree_copy: Path) -> None:

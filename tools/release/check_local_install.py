@@ -1,4 +1,5 @@
-"""Fail if any installed ``burn`` / ``burn-*`` distribution did not come from this checkout.
+"""Fail if any installed ``burn-*`` distribution (the meta-package ``burn-py`` included) did not come from
+this checkout, or if the unrelated ``burn`` of the package index was installed.
 
 Usage: ``python check_local_install.py CHECKOUT``. Run inside a session's environment after installing:
 a ``burn*`` requirement that the resolver took from a registry instead of the checkout shows up here as

@@ -7,7 +7,8 @@ import importlib.metadata
 import pytest
 
 import burn_backend._registry as registry
-from burn_backend import ENTRY_POINT_GROUP, Device, default_device, parse_device, set_default_device
+from burn_backend import Device, default_device, parse_device, set_default_device
+from burn_backend.kit import ENTRY_POINT_GROUP
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,10 @@
-"""The meta-package: versions, re-exports and the error naming a missing extra."""
+"""The meta-package: versions, re-exports, clean namespaces and the error naming a missing extra."""
 
 import importlib
 import importlib.metadata
+import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -10,20 +12,28 @@ import tomllib
 
 import burn
 import burn.backend
-from burn._reexport import import_extra
+from burn._reexport import BACKEND_PROVIDERS, DISTRIBUTION, SUBMODULES, import_extra
 
 PYPROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
 
-# submodule of ``burn`` -> (module it re-exports, extra that installs that module)
+# namespace of ``burn`` -> (module it re-exports, extra that installs that module)
 REEXPORTS = {
+    "tensor": ("burn_backend", ""),
+    "tensor.activation": ("burn_backend.activation", ""),
+    "tensor.module": ("burn_backend.module", ""),
+    "tensor.signal": ("burn_backend.signal", ""),
     "nn": ("burn_nn", "nn"),
+    "nn.loss": ("burn_nn.loss", "nn"),
     "optim": ("burn_nn.optim", "nn"),
     "record": ("burn_record", "record"),
     "train": ("burn_train", "train"),
     "data": ("burn_train.data", "train"),
     "onnx": ("burn_import.onnx", "import"),
 }
+# the namespaces inside a namespace (its sub-modules), beyond what its package's __all__ names
+SUB_NAMESPACES = {"tensor": {"activation", "module", "signal"}, "nn": {"loss"}}
+EXTRA_OF = {name: extra for name, (_, extra) in REEXPORTS.items() if extra}
 
 
 def distribution_of(module_name: str) -> str:
@@ -31,43 +41,118 @@ def distribution_of(module_name: str) -> str:
     return "burn-" + top.removeprefix("burn_").replace("_", "-")
 
 
+def public_names(module: types.ModuleType) -> set[str]:
+    """What ``dir()`` shows of a module, less the module attributes every module has (dunders)."""
+    return {name for name in dir(module) if not (name.startswith("__") and name.endswith("__"))}
+
+
 def test_version_is_single_sourced() -> None:
-    assert burn.__version__ == importlib.metadata.version("burn")
+    assert PYPROJECT["project"]["name"] == DISTRIBUTION
+    assert burn.__version__ == importlib.metadata.version(DISTRIBUTION)
 
 
-@pytest.mark.parametrize("submodule", sorted(REEXPORTS))
-def test_submodule_reexports_its_package(submodule: str) -> None:
-    target_name, _ = REEXPORTS[submodule]
-    module = importlib.import_module(f"burn.{submodule}")
+def test_the_distribution_is_not_named_like_the_unrelated_burn_on_the_index() -> None:
+    assert DISTRIBUTION != "burn"  # "burn" on PyPI is another project (0.4.6), which pip would prefer
+
+
+@pytest.mark.parametrize("namespace", sorted(REEXPORTS))
+def test_namespace_reexports_its_package(namespace: str) -> None:
+    target_name, _ = REEXPORTS[namespace]
+    module = importlib.import_module(f"burn.{namespace}")
     target = importlib.import_module(target_name)
     assert module.__all__ == list(target.__all__)
     for name in module.__all__:
-        assert getattr(module, name) is getattr(target, name)
+        value = getattr(target, name)
+        if isinstance(value, types.ModuleType):  # a sub-namespace: ours, holding the same names
+            assert getattr(module, name) is importlib.import_module(f"burn.{namespace}.{name}")
+            assert getattr(module, name).__all__ == value.__all__
+        else:
+            assert getattr(module, name) is value
 
 
-def test_tensor_reexports_backend_core() -> None:
+@pytest.mark.parametrize("namespace", sorted(REEXPORTS))
+def test_namespace_holds_user_names_only(namespace: str) -> None:
+    target_name, _ = REEXPORTS[namespace]
+    module = importlib.import_module(f"burn.{namespace}")
+    target = importlib.import_module(target_name)
+    expected = set(target.__all__) | SUB_NAMESPACES.get(namespace, set())
+    assert public_names(module) == expected
+
+
+def test_top_level_holds_the_tensor_api_and_the_namespaces_only() -> None:
     import burn_backend
 
-    assert burn.tensor.__all__ == list(burn_backend.__all__)
-    for name in burn_backend.__all__:
-        assert getattr(burn, name) is getattr(burn_backend, name)
+    names = public_names(burn)
+    private = {name for name in names if name.startswith("_")}
+    # private submodules of burn are attributes of the package once imported; nothing else may be
+    assert all(isinstance(getattr(burn, name), types.ModuleType) for name in private), private
+    assert names - private == set(burn_backend.__all__) | set(SUBMODULES)
 
 
-@pytest.mark.parametrize(("submodule", "target"), sorted(REEXPORTS.items()))
-def test_extra_named_for_each_submodule_installs_its_package(submodule: str, target: tuple[str, str]) -> None:
-    module_name, extra = target
-    assert any(req.startswith(distribution_of(module_name)) for req in EXTRAS[extra]), (submodule, extra)
+def test_backend_namespace_holds_user_names_only() -> None:
+    expected = set(BACKEND_PROVIDERS) | {
+        "Backend", "AutodiffBackend", "Device", "default_device", "parse_device", "set_default_device",
+    }  # fmt: skip
+    assert set(burn.backend.__all__) == expected
+    assert public_names(burn.backend) == expected
+    for name in ("reexport", "Any", "annotations", "PROVIDERS", "import_extra"):
+        for namespace in REEXPORTS:
+            assert name not in dir(importlib.import_module(f"burn.{namespace}")), (namespace, name)
 
 
-@pytest.mark.parametrize("name", sorted(burn.backend.PROVIDERS))
+def test_every_module_a_namespace_reexports_is_a_sub_namespace() -> None:
+    """A package adding a sub-package to its ``__all__`` (as ``burn_nn.loss``) needs its namespace here."""
+    for namespace, (target_name, _) in REEXPORTS.items():
+        target = importlib.import_module(target_name)
+        modules = {name for name in target.__all__ if isinstance(getattr(target, name), types.ModuleType)}
+        for name in modules:
+            assert f"{namespace}.{name}" in REEXPORTS, f"burn.{namespace}.{name} is missing"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        pytest.param(f"import burn.{namespace} as namespace", id=f"import burn.{namespace}")
+        for namespace in sorted(n for n in REEXPORTS if "." in n)
+    ]
+    + [
+        pytest.param(
+            f"from burn.{parent} import {child} as namespace", id=f"from burn.{parent} import {child}"
+        )
+        for parent, _, child in sorted(n.partition(".") for n in REEXPORTS if "." in n)
+    ],
+)
+def test_sub_namespaces_import_by_either_spelling_in_a_fresh_interpreter(statement: str) -> None:
+    check = (
+        f"{statement}\n"
+        "import sys\n"
+        "assert sys.modules[namespace.__name__] is namespace, 'not registered in sys.modules'\n"
+        "parent, _, child = namespace.__name__.rpartition('.')\n"
+        "assert getattr(sys.modules[parent], child) is namespace, 'not the attribute of its parent'\n"
+        "assert namespace.__all__ and all(hasattr(namespace, name) for name in namespace.__all__)\n"
+        "print(namespace.__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().startswith("burn.")
+
+
+@pytest.mark.parametrize(("namespace", "extra"), sorted(EXTRA_OF.items()))
+def test_extra_named_for_each_namespace_installs_its_package(namespace: str, extra: str) -> None:
+    module_name, _ = REEXPORTS[namespace]
+    assert any(req.startswith(distribution_of(module_name)) for req in EXTRAS[extra]), (namespace, extra)
+
+
+@pytest.mark.parametrize("name", sorted(BACKEND_PROVIDERS))
 def test_extra_named_for_each_backend_installs_its_package(name: str) -> None:
-    module_name, extra = burn.backend.PROVIDERS[name]
+    module_name, extra = BACKEND_PROVIDERS[name]
     assert any(req.startswith(distribution_of(module_name)) for req in EXTRAS[extra]), (name, extra)
 
 
 def test_all_extra_names_every_other_extra() -> None:
     (all_requirement,) = EXTRAS["all"]
-    named = set(all_requirement.removeprefix("burn[").removesuffix("]").split(","))
+    assert all_requirement.startswith(f"{DISTRIBUTION}["), "the `all` extra must name this distribution"
+    named = set(all_requirement.removeprefix(f"{DISTRIBUTION}[").removesuffix("]").split(","))
     assert named == set(EXTRAS) - {"all", "cuda12", "cuda13"}
 
 
@@ -86,19 +171,20 @@ def hide_module(monkeypatch: pytest.MonkeyPatch):
     return hide
 
 
-@pytest.mark.parametrize("submodule", sorted(REEXPORTS))
-def test_missing_package_names_the_extra(submodule: str, hide_module) -> None:
-    module_name, extra = REEXPORTS[submodule]
-    hide_module(module_name.split(".")[0], f"burn.{submodule}", module_name)
-    with pytest.raises(ModuleNotFoundError, match=rf"pip install 'burn\[{extra}\]'"):
-        importlib.import_module(f"burn.{submodule}")
+@pytest.mark.parametrize("namespace", sorted(n for n in EXTRA_OF if "." not in n))
+def test_missing_package_names_the_extra(namespace: str, hide_module) -> None:
+    module_name, extra = REEXPORTS[namespace]
+    hide_module(module_name.split(".")[0], f"burn.{namespace}", module_name)
+    with pytest.raises(ModuleNotFoundError, match=rf"pip install '{DISTRIBUTION}\[{extra}\]'") as caught:
+        importlib.import_module(f"burn.{namespace}")
+    assert caught.value.name == module_name
 
 
 def test_missing_backend_names_the_extra(hide_module, monkeypatch: pytest.MonkeyPatch) -> None:
     hide_module("burn_cuda")
     monkeypatch.delitem(vars(burn.backend), "Cuda", raising=False)
     with pytest.raises(
-        ModuleNotFoundError, match=r"burn\.backend\.Cuda.*burn-cuda.*pip install 'burn\[cuda\]'"
+        ModuleNotFoundError, match=rf"burn\.backend\.Cuda.*burn-cuda.*pip install '{DISTRIBUTION}\[cuda\]'"
     ):
         from burn.backend import Cuda  # noqa: F401
 
@@ -116,7 +202,10 @@ def test_broken_dependency_of_an_installed_package_is_not_blamed_on_the_extra(
     assert "pip install" not in str(caught.value)
 
 
-def test_lazy_submodule_attribute() -> None:
+def test_lazy_namespace_attribute() -> None:
     assert burn.nn is importlib.import_module("burn.nn")
+    assert burn.nn.loss is importlib.import_module("burn.nn.loss")
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         burn.nonexistent  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'Nonexistent'"):
+        burn.backend.Nonexistent  # noqa: B018

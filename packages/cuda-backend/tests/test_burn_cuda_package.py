@@ -1,7 +1,7 @@
 import importlib.metadata
 
 import burn_cuda
-from burn_backend import ENTRY_POINT_GROUP
+from burn_backend.kit import ENTRY_POINT_GROUP
 
 
 def test_version_is_single_sourced() -> None:

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+import burn_nn
 from burn_autodiff import Autodiff
 from burn_backend import Tensor
 from burn_ndarray import NdArray
@@ -277,7 +278,7 @@ def test_configs_have_burns_defaults() -> None:
         (lambda: ShrinkConfig(-0.1).init(), ValueError, "Shrink: lambd must be >= 0.0"),
         (lambda: SoftShrinkConfig(-0.1).init(), ValueError, "SoftShrink: lambd must be >= 0.0"),
         (lambda: LeakyReluConfig(math.nan).init(), ValueError, "LeakyRelu: negative_slope must be finite"),
-        (lambda: EluConfig("1").init(), TypeError, "Elu: alpha must be a number, got '1'"),
+        (lambda: EluConfig("1").init(), TypeError, "EluConfig: alpha must be a float, got '1'"),
         (lambda: Softmax(1.5), TypeError, "Softmax: dim must be an int, got 1.5"),
     ],
     ids=[
@@ -390,3 +391,63 @@ def test_activation_config_json_and_device_requirements(device) -> None:
     np.testing.assert_allclose(prelu.alpha.val().to_data().to_numpy(), [0.1, 0.1])
     with pytest.raises(Exception, match="'Swish' is not a ActivationConfig"):
         _Holder.from_json('{"activation": {"Swish": {}}}')
+
+
+# -- the declarations ----------------------------------------------------------------------------------
+def test_every_declared_activation_has_its_kind_and_a_typed_annotation() -> None:
+    from burn_nn import _activation
+
+    declared = {module.__name__ for module in _activation._DECLARED}
+    assert declared == {module.__name__ for _, module in _FAMILY}
+    kinds = {name for name in vars(ActivationConfig) if name[0].isupper()}
+    assert kinds == declared
+    # the ClassVar annotations give type checkers the kinds: they must name the same ones
+    assert set(ActivationConfig.__annotations__) == declared
+    for name in declared:
+        kind = getattr(ActivationConfig, name)
+        assert kind.__qualname__ == f"ActivationConfig.{name}"
+        assert kind.__doc__
+        assert getattr(burn_nn, name).__doc__
+
+
+def test_forward_is_made_from_the_declared_function() -> None:
+    assert Relu.forward.__doc__ == "``relu(input)``."
+    assert Hardtanh.forward.__doc__ == "``hardtanh(input, min_val, max_val)``."
+    assert Softmax.forward.__doc__ == "``softmax(input, dim)``."
+    assert vars(HardtanhConfig().init()) == {"min_val": -1.0, "max_val": 1.0}
+
+
+def test_a_declaration_without_function_or_forward_is_refused() -> None:
+    from burn_nn import _activation
+
+    with pytest.raises(TypeError, match="activation Nothing needs function= or its own forward"):
+        type("Nothing", (Activation,), {"__module__": _activation.__name__})
+    # subclasses declared elsewhere are ordinary modules and no kinds
+    before = len(_activation._DECLARED)
+
+    class Doubled(Relu):
+        def forward(self, input: Tensor) -> Tensor:
+            return super().forward(input) * 2
+
+    assert len(_activation._DECLARED) == before
+    assert not hasattr(ActivationConfig, "Doubled")
+
+
+@pytest.mark.parametrize(
+    ("beta", "threshold"),
+    [(1.0, 20.0), (2.0, 5.0), (0.5, 1.0)],
+    ids=["default", "beta2-threshold5", "beta0.5"],
+)
+def test_softplus_gradient_at_zero_and_elsewhere_is_torchs(rng, ref, beta, threshold) -> None:
+    """The gradient is sigmoid(beta x): 0.5 at 0, where a sum of one-sided pieces would give 1."""
+    device = _autodiff_device("f64")
+    x_np = np.concatenate(
+        [[0.0, -0.0], rng.normal(size=8) * 3, [threshold / beta - 0.1, threshold / beta + 0.1]]
+    )
+    x = Tensor.from_data(x_np, device).require_grad()
+    gradient = x.grad(SoftplusConfig(beta, threshold).init()(x).sum().backward())
+    their_x = ref.tensor(x_np, requires_grad=True)
+    ref.torch.nn.functional.softplus(their_x, beta, threshold).sum().backward()
+    assert gradient is not None
+    assert gradient.tolist()[:2] == [0.5, 0.5]
+    np.testing.assert_allclose(gradient.to_numpy(), their_x.grad.numpy(), rtol=1e-12, atol=1e-15)

@@ -83,3 +83,36 @@ def test_ints_are_accepted_for_float_fields_but_bools_are_not_ints() -> None:
     assert Inner.from_json('{"size": 2, "rate": 1}').rate == 1.0
     with pytest.raises(ConfigError, match="expected int, got True"):
         Inner.from_json('{"size": true}')
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: LinearConfig("4", 3), r"^LinearConfig: d_input must be an int, got '4' \(str\)"),
+        (lambda: LinearConfig(4, 3.0), r"^LinearConfig: d_output must be an int, got 3\.0 \(float\)"),
+        (lambda: LinearConfig(True, 3), r"^LinearConfig: d_input must be an int, got True \(bool\)"),
+        (lambda: LinearConfig(4, 3, bias=1), r"^LinearConfig: bias must be a bool, got 1 \(int\)"),
+        (lambda: LinearConfig(4, 3).with_d_input("8"), r"^LinearConfig: d_input must be an int, got '8'"),
+        (lambda: Inner(2, rate="fast"), r"^Inner: rate must be a float, got 'fast'"),
+        (lambda: Outer("model", {"size": 2}), r"^Outer: inner must be an Inner, got \{'size': 2\}"),
+        (lambda: Outer("model", Inner(2), shape=(3, "3")), r"^Outer: shape\[1\] must be an int, got '3'"),
+        (lambda: Outer("model", Inner(2), mode="FAST"), r"^Outer: mode must be a Mode, got 'FAST'"),
+        (lambda: Outer("model", Inner(2), optional="1"), r"^Outer: optional must be a float or None"),
+        (lambda: Outer("model", Inner(2), sizes=[1, None]), r"^Outer: sizes\[1\] must be an int, got None"),
+    ],
+    ids=[
+        "str-for-int", "float-for-int", "bool-for-int", "int-for-bool", "with", "nested-field",
+        "dict-for-config", "tuple-item", "name-for-enum", "optional", "list-item",
+    ],
+)  # fmt: skip
+def test_field_types_are_checked_at_construction(build, message) -> None:
+    with pytest.raises(TypeError, match=message):
+        build()
+
+
+def test_numbers_of_other_types_fit_their_fields() -> None:
+    np = pytest.importorskip("numpy")
+    config = LinearConfig(np.int64(4), 3)
+    assert config.d_input == 4
+    assert Inner(2, rate=1).rate == 1
+    assert Outer("model", Inner(2), optional=None).optional is None

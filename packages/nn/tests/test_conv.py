@@ -254,7 +254,7 @@ def test_conv_config_errors(device) -> None:
         Conv1dConfig(5, 5, 4, padding=PaddingConfig1d.Same()).init(device)
     with pytest.raises(ValueError, match=r"Conv2d: Same padding keeps the input size only with stride 1"):
         Conv2dConfig((2, 2), (3, 3), stride=(2, 2), padding=PaddingConfig2d.Same()).init(device)
-    with pytest.raises(TypeError, match=r"Conv2d: padding must be a PaddingConfig2d"):
+    with pytest.raises(TypeError, match=r"Conv2dConfig: padding must be a PaddingConfig2d"):
         Conv2dConfig((2, 2), (3, 3), padding=PaddingConfig1d.Valid()).init(device)
     with pytest.raises(ValueError, match=r"Conv3d: kernel_size must be >= 1"):
         Conv3dConfig((2, 2), (3, 0, 3)).init(device)

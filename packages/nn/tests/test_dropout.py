@@ -104,10 +104,15 @@ def test_prob_one_gives_a_zero_gradient(device, rng) -> None:
     np.testing.assert_array_equal(gradient, 0.0)
 
 
-@pytest.mark.parametrize("prob", [-0.1, 1.5, math.nan, True])
+@pytest.mark.parametrize("prob", [-0.1, 1.5, math.nan])
 def test_bad_prob_is_rejected(prob) -> None:
     with pytest.raises(ValueError, match=r"Dropout: prob must be a number in \[0, 1\], got"):
         DropoutConfig(prob).init()
+
+
+def test_a_bool_prob_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"DropoutConfig: prob must be a float, got True"):
+        DropoutConfig(True)  # type: ignore[arg-type]
 
 
 def test_device_seed_repeats_the_mask(device) -> None:

@@ -63,3 +63,11 @@ def test_embedding_errors(device) -> None:
     layer = EmbeddingConfig(3, 2).init(device)
     with pytest.raises(TypeError, match=r"Embedding: input must be an Int tensor of indices, got f32"):
         layer(Tensor.zeros([2, 2], device))
+
+
+@pytest.mark.parametrize(("index", "message"), [(-1, "index -1 is negative"), (3, "index 3 is out of range")])
+def test_embedding_indices_outside_the_table_are_errors(device, index, message) -> None:
+    """Negative indices are refused, not counted from the end (as Burn and PyTorch)."""
+    layer = EmbeddingConfig(3, 2).init(device)
+    with pytest.raises(IndexError, match=rf"embedding: {message}"):
+        layer(Tensor.from_data([[0, index]], device))

@@ -262,7 +262,7 @@ def test_cross_entropy_config_round_trips_through_json() -> None:
         ({"smoothing": -0.1}, ValueError, r"smoothing \(alpha\) must be in \[0, 1\]"),
         ({"weights": (1.0, 0.0)}, ValueError, "class weights must be positive"),
         ({"weights": (1.0, float("nan"))}, ValueError, "class weights must be positive"),
-        ({"pad_tokens": (1.5,)}, TypeError, "pad tokens must be ints"),
+        ({"pad_tokens": (1.5,)}, TypeError, r"pad_tokens\[0\] must be an int, got 1.5"),
     ],
 )
 def test_cross_entropy_rejects_bad_configs(device: Device, settings: Any, error: Any, match: str) -> None:
@@ -636,3 +636,47 @@ def test_cosine_embedding_rejects_bad_inputs(device: Device) -> None:
         CosineEmbeddingLossConfig(reduction=Reduction.BATCH_MEAN).init()
     config = CosineEmbeddingLossConfig(margin=0.25, reduction=Reduction.SUM)
     assert CosineEmbeddingLossConfig.from_json(config.to_json()) == config
+
+
+@pytest.mark.parametrize(
+    ("inputs", "found"),
+    [
+        ([0.2, 1.5], r"values in \[0.2, 1.5\]"),
+        ([-0.1, 0.5], r"values in \[-0.1, 0.5\]"),
+        ([0.5, math.nan], "NaN"),
+    ],
+    ids=["above-one", "negative", "nan"],
+)
+def test_binary_cross_entropy_of_probabilities_outside_0_1_is_an_error(device: Device, inputs, found) -> None:
+    """As PyTorch's ``binary_cross_entropy`` ("all elements of input should be between 0 and 1"), not NaN."""
+    loss = BinaryCrossEntropyLossConfig().init(device)
+    probabilities = Tensor.from_data(np.array(inputs, dtype=np.float32), device)
+    with pytest.raises(
+        ValueError,
+        match=rf"^BinaryCrossEntropyLoss: the inputs \(logits=False\) must be probabilities in \[0, 1\], "
+        rf"got {found}; for unnormalized scores, use BinaryCrossEntropyLossConfig\(logits=True\)",
+    ):
+        loss(probabilities, Tensor.from_data(np.array([1.0, 0.0], dtype=np.float32), device))
+
+
+def test_binary_cross_entropy_targets_must_be_probabilities_or_labels(device: Device) -> None:
+    loss = BinaryCrossEntropyLossConfig().init(device)
+    probabilities = Tensor.from_data(np.array([0.2, 0.7], dtype=np.float32), device)
+    with pytest.raises(
+        ValueError, match=r"targets must be probabilities in \[0, 1\], got values in \[0, 1.5\]"
+    ):
+        loss(probabilities, Tensor.from_data(np.array([1.5, 0.0], dtype=np.float32), device))
+    with pytest.raises(
+        ValueError, match=r"targets must be class indices in \[0, 2\), got values in \[-1, 1\]"
+    ):
+        loss(probabilities, Tensor.from_data([1, -1], device))
+
+
+def test_binary_cross_entropy_with_logits_takes_any_real(device: Device, ref: Any) -> None:
+    logits = np.array([-3.0, 0.0, 2.5], dtype=np.float32)
+    targets = np.array([1.0, 0.0, 1.0], dtype=np.float32)
+    ours = BinaryCrossEntropyLossConfig(logits=True).init(device)(
+        Tensor.from_data(logits, device), Tensor.from_data(targets, device)
+    )
+    theirs = ref.torch.nn.functional.binary_cross_entropy_with_logits(ref.tensor(logits), ref.tensor(targets))
+    ref.close(ours, theirs.reshape(1))

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+import burn_backend
 from burn_backend import Tensor, TensorData
 from burn_backend.activation import relu
 from burn_nn import (
@@ -19,6 +25,7 @@ from burn_nn import (
     Param,
     ParamId,
     ParamRecord,
+    Recorder,
     RecordError,
     RunningState,
 )
@@ -312,3 +319,99 @@ def test_lists_and_dicts_may_hold_constants_beside_modules(device) -> None:
         loaded.layers[0].weight.val().to_data().to_numpy(), model.layers[0].weight.val().to_data().to_numpy()
     )
     assert "heads" in repr(model)  # the display walks the same structure
+
+
+# -- files through a recorder ------------------------------------------------------------------------
+class NpzRecorder:
+    """A recorder written against burn_backend's record vocabulary alone (no burn_nn import needed): the
+    record's tree as JSON beside one array per parameter, in an ``.npz`` file; nothing is pickled."""
+
+    def save(self, record: Mapping[str, Any], path: str | Path) -> Path:
+        target = Path(path).with_suffix(".npz")
+        target.write_bytes(self.to_bytes(record))
+        return target
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        return self.from_bytes(Path(path).with_suffix(".npz").read_bytes())
+
+    def to_bytes(self, record: Mapping[str, Any]) -> bytes:
+        arrays: dict[str, np.ndarray] = {}
+
+        def encode(value: Any, key: str) -> Any:
+            if isinstance(value, burn_backend.ParamRecord):
+                arrays[key] = value.value.to_numpy()
+                return {"param": key, "id": str(value.id)}
+            if isinstance(value, Mapping):
+                return {"dict": {name: encode(item, f"{key}.{name}") for name, item in value.items()}}
+            if isinstance(value, list):
+                return {"list": [encode(item, f"{key}.{index}") for index, item in enumerate(value)]}
+            return {"value": value}
+
+        tree = json.dumps(encode(record, "root"))
+        buffer = io.BytesIO()
+        np.savez(buffer, tree=np.array(tree), **arrays)
+        return buffer.getvalue()
+
+    def from_bytes(self, data: bytes) -> dict[str, Any]:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+
+            def decode(node: dict[str, Any]) -> Any:
+                if "param" in node:
+                    value = TensorData(archive[node["param"]])
+                    return burn_backend.ParamRecord(burn_backend.ParamId.parse(node["id"]), value)
+                if "dict" in node:
+                    return {name: decode(item) for name, item in node["dict"].items()}
+                if "list" in node:
+                    return [decode(item) for item in node["list"]]
+                return node["value"]
+
+            return decode(json.loads(str(archive["tree"])))  # type: ignore[no-any-return]
+
+
+def test_record_vocabulary_is_backend_cores() -> None:
+    assert ParamRecord is burn_backend.ParamRecord
+    assert ParamId is burn_backend.ParamId
+    assert Recorder is burn_backend.Recorder
+    assert isinstance(NpzRecorder(), Recorder)
+    assert not isinstance(object(), Recorder)
+
+
+def test_save_file_and_load_file_round_trip_through_a_recorder(device, tmp_path: Path) -> None:
+    model = Mlp(device)
+    model.stats.update(Tensor.from_data([0.5, -1.0], device))
+    written = model.save_file(tmp_path / "model", NpzRecorder())
+    assert written == tmp_path / "model.npz"
+    assert written.is_file()
+
+    fresh = Mlp(device)
+    loaded = fresh.load_file(tmp_path / "model", NpzRecorder())
+    assert loaded is not fresh
+    for (name, ours), (_, theirs) in zip(loaded.named_params(), model.named_params()):
+        assert ours.id == theirs.id, name
+        np.testing.assert_array_equal(ours.val().to_data().to_numpy(), theirs.val().to_data().to_numpy())
+    np.testing.assert_array_equal(loaded.stats.value().to_data().to_numpy(), [0.5, -1.0])
+    assert fresh.layers[0].weight.id != model.layers[0].weight.id  # the module it was called on is unchanged
+
+
+def test_load_file_onto_another_device(device, inner_device, tmp_path: Path) -> None:
+    model = Mlp(device)
+    model.save_file(tmp_path / "model", NpzRecorder())
+    loaded = Mlp(device).load_file(tmp_path / "model", NpzRecorder(), inner_device)
+    assert loaded.devices() == [inner_device]
+    np.testing.assert_array_equal(
+        loaded.layers[1].weight.val().to_data().to_numpy(), model.layers[1].weight.val().to_data().to_numpy()
+    )
+
+
+def test_load_file_of_another_model_names_what_does_not_fit(device, tmp_path: Path) -> None:
+    Mlp(device, (3, 4, 2)).save_file(tmp_path / "other", NpzRecorder())
+    with pytest.raises(RecordError, match=r"layers\.0\.weight: record shape \[3, 4\], module shape \[3, 5\]"):
+        Mlp(device).load_file(tmp_path / "other", NpzRecorder())
+
+    short = Mlp(device, (3, 5, 5))
+    short.save_file(tmp_path / "short", NpzRecorder())
+    with pytest.raises(RecordError) as error:
+        Mlp(device, (3, 5, 5, 2)).load_file(tmp_path / "short", NpzRecorder())
+    assert "layers.2.weight" in error.value.missing
+    longer = Mlp(device, (3, 5, 5, 2)).load_file(tmp_path / "short", NpzRecorder(), strict=False)
+    assert longer.layers[0].weight.id == short.layers[0].weight.id

@@ -228,7 +228,7 @@ def test_updated_params_are_fresh_leaves(device: Device, rng: np.random.Generato
         assert model.out.bias is not None
         assert not model.out.bias.val().is_require_grad()
         assert isinstance(model.hidden.weight.device.backend, AutodiffBackend)
-    assert set(optim.to_record()) == {str(p.id) for p in model.hidden.params()} | {str(model.out.bias.id)}
+    assert set(optim.into_record()) == {str(p.id) for p in model.hidden.params()} | {str(model.out.bias.id)}
 
 
 def test_shared_parameter_is_updated_once(device: Device) -> None:
@@ -283,7 +283,7 @@ def test_step_rejects_mismatched_gradients(device: Device, rng: np.random.Genera
     grads.register(model.out.weight.id, Tensor.ones([3, 5], device))
     with pytest.raises(ValueError, match=r"gradient of out.weight is \[3, 5\] f32, the parameter \[5, 3\]"):
         optim.step(0.1, model, grads)
-    assert optim.to_record() == {}  # nothing was updated, not even the parameters before it
+    assert optim.into_record() == {}  # nothing was updated, not even the parameters before it
     with pytest.raises(TypeError, match="expected GradientsParams"):
         optim.step(0.1, model, {})  # type: ignore[arg-type]
 
@@ -295,12 +295,12 @@ def test_muon_refuses_parameters_that_are_not_matrices(
     optim = MuonConfig().init()
     with pytest.raises(ValueError, match=r"parameter hidden.bias: Muon orthogonalizes 2-d parameters only"):
         optim.step(0.02, model, grads_of(model, batch(device, rng)))
-    assert optim.to_record() == {}
+    assert optim.into_record() == {}
     weights_only = GradientsParams.from_params(
         loss_of(model, batch(device, rng)).backward(), model, [model.hidden.weight.id, model.out.weight.id]
     )
     updated = optim.step(0.02, model, weights_only)
-    assert len(optim.to_record()) == 2
+    assert len(optim.into_record()) == 2
     assert updated.hidden.bias is model.hidden.bias
 
 
@@ -327,7 +327,7 @@ def test_with_grad_clipping_keeps_state(device: Device, rng: np.random.Generator
     assert clipped.has_gradient_clipping()
     assert clipped.grad_clipping == GradientClipping.Value(0.5)
     assert not optim.has_gradient_clipping()
-    assert clipped.to_record().keys() == optim.to_record().keys()
+    assert clipped.into_record().keys() == optim.into_record().keys()
     assert SgdConfig(gradient_clipping=GradientClippingConfig.Norm(1.0)).init().has_gradient_clipping()
 
 
@@ -364,7 +364,7 @@ def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random
 
     optim = config.init()
     halfway = _train(model, optim, data[:3])
-    record = optim.to_record()
+    record = optim.into_record()
     resumed = _train(model.load_record(halfway.into_record()), config.init().load_record(record), data[3:])
 
     for name, array in values(uninterrupted).items():
@@ -380,8 +380,8 @@ def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random
 def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Generator, mlp: Any) -> None:
     model = mlp(device)
     optim = AdamConfig(amsgrad=True).init()
-    assert optim.to_record() == {}
     assert optim.into_record() == {}
+    assert not hasattr(optim, "to_record")  # one name for records everywhere: into_record
     data = batch(device, rng)
     for _ in range(3):
         model = optim.step(0.01, model, grads_of(model, data))
@@ -395,7 +395,7 @@ def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Gener
     assert moment_1.dtype is DType.F32
     no_state = SgdConfig().init()
     no_state.step(0.1, model, grads_of(model, data))
-    assert no_state.to_record() == {}  # plain SGD keeps no state
+    assert no_state.into_record() == {}  # plain SGD keeps no state
 
 
 def test_record_moves_to_another_precision(device: Device, rng: np.random.Generator, mlp: Any) -> None:
@@ -406,11 +406,11 @@ def test_record_moves_to_another_precision(device: Device, rng: np.random.Genera
     device64 = Autodiff(NdArray(float_dtype=DType.F64)).device()
     model64 = mlp(device64).load_record(model.into_record())
     data64 = tuple(Tensor.from_data(t.to_data().convert(DType.F64), device64) for t in data)
-    resumed = AdamConfig().init().load_record(optim.to_record())
+    resumed = AdamConfig().init().load_record(optim.into_record())
     stepped64 = resumed.step(0.01, model64, grads_of(model64, data64))  # type: ignore[arg-type]
     stepped32 = optim.step(0.01, model, grads_of(model, data))
     assert stepped64.hidden.weight.dtype is DType.F64
-    assert resumed.to_record()[str(model.hidden.weight.id)]["moment_1"].dtype is DType.F64  # type: ignore[union-attr]
+    assert resumed.into_record()[str(model.hidden.weight.id)]["moment_1"].dtype is DType.F64  # type: ignore[union-attr]
     np.testing.assert_allclose(
         values(stepped64)["hidden.weight"], values(stepped32)["hidden.weight"], atol=1e-5
     )
@@ -422,7 +422,7 @@ def test_load_record_rejects_records_that_do_not_fit(
     model = mlp(device)
     adam = AdamConfig().init()
     model = adam.step(0.01, model, grads_of(model, batch(device, rng)))
-    record = adam.to_record()
+    record = adam.into_record()
     key = str(model.hidden.weight.id)
 
     with pytest.raises(
@@ -441,7 +441,7 @@ def test_load_record_rejects_records_that_do_not_fit(
         adam.load_record({key: {**record[key], "moment_1": [1.0]}})
     with pytest.raises(ValueError, match="expected a dict record"):
         adam.load_record([record])  # type: ignore[arg-type]
-    assert adam.to_record().keys() == record.keys()  # unchanged by the failed loads
+    assert adam.into_record().keys() == record.keys()  # unchanged by the failed loads
 
     mis_shaped = {key: {**record[key], "moment_2": TensorData(np.ones((5, 4), np.float32))}}
     optim = AdamConfig().init().load_record(mis_shaped)
@@ -468,8 +468,8 @@ def test_load_record_rejects_records_that_do_not_fit(
         (lambda: RmsPropConfig(momentum=-0.9).init(), "RmsPropConfig: momentum"),
         (lambda: AdanConfig(beta_3=1.0).init(), "AdanConfig: beta_3"),
         (lambda: MuonConfig(ns_steps=100).init(), r"MuonConfig: ns_steps must be in \[0, 99\]"),
-        (lambda: MuonConfig(ns_coefficients=(1.0, 2.0)).init(), "ns_coefficients must be 3 numbers"),
         (lambda: MuonConfig(weight_decay=WeightDecayConfig(-1.0)).init(), "MuonConfig: weight_decay"),
+        (lambda: MuonConfig(ns_coefficients=(1.0, 2.0)).init(), "ns_coefficients must be 3 numbers"),
         (lambda: AdamConfig(grad_clipping=GradientClippingConfig.Value(-1.0)).init(), "threshold must be"),
         (lambda: GradientClippingConfig.Norm(math.nan).init(), "GradientClipping.Norm: max_norm"),
     ],

@@ -169,7 +169,7 @@ def test_pool_errors(device) -> None:
         AvgPool1dConfig(2, stride=1, padding=PaddingConfig1d.Same()).init()
     with pytest.raises(ValueError, match=r"MaxPool1d: kernel_size must be >= 1, got 0"):
         MaxPool1dConfig(0, stride=1).init()
-    with pytest.raises(TypeError, match=r"AvgPool2d: padding must be a PaddingConfig2d"):
+    with pytest.raises(TypeError, match=r"AvgPool2dConfig: padding must be a PaddingConfig2d"):
         AvgPool2dConfig((2, 2), padding=PaddingConfig1d.Valid()).init()
     with pytest.raises(ValueError, match=r"AdaptiveAvgPool2d: output_size must be >= 1"):
         AdaptiveAvgPool2dConfig((0, 2)).init()

@@ -98,7 +98,8 @@ def test_interpolate_errors(device) -> None:
         Interpolate1dConfig(scale_factor=-1.0).init()
     with pytest.raises(ValueError, match=r"Interpolate2d: output_size must be >= 1"):
         Interpolate2dConfig(output_size=(0, 3)).init()
-    with pytest.raises(TypeError, match=r"Interpolate1d: mode must be an InterpolateMode, got 'linear'"):
+    message = r"Interpolate1dConfig: mode must be an InterpolateMode, got 'linear'"
+    with pytest.raises(TypeError, match=message):
         Interpolate1dConfig(output_size=3, mode="linear").init()
     shrinking = Interpolate1dConfig(scale_factor=0.1).init()
     with pytest.raises(ValueError, match=r"Interpolate1d: scale_factor \[0.1\] makes an empty output"):

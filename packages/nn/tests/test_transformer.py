@@ -185,7 +185,8 @@ def test_position_wise_feed_forward_defaults_and_errors(device) -> None:
     assert ffn.num_params() == 4 * 8 + 8 + 8 * 4 + 4
     bound = 1 / math.sqrt(4)
     assert np.abs(ffn.linear_inner.weight.val().to_data().to_numpy()).max() <= bound
-    with pytest.raises(TypeError, match=r"activation must be an ActivationConfig .* got 'swish'"):
+    message = r"PositionWiseFeedForwardConfig: activation must be an ActivationConfig, got 'swish'"
+    with pytest.raises(TypeError, match=message):
         PositionWiseFeedForwardConfig(4, 8, activation="swish").init(device)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="d_model and d_ff must be positive, got 4 and 0"):
         PositionWiseFeedForwardConfig(4, 0).init(device)
@@ -275,7 +276,7 @@ def test_encoder_stage_dropouts_and_errors(device) -> None:
     assert TransformerEncoderConfig.from_json(config.to_json()) == config
     with pytest.raises(ValueError, match=r"n_heads \(3\) must divide d_model \(8\)"):
         TransformerEncoderConfig(8, 16, 3, 1).init(device)
-    with pytest.raises(TypeError, match="TransformerEncoder: activation must be an ActivationConfig"):
+    with pytest.raises(TypeError, match="TransformerEncoderConfig: activation must be an ActivationConfig"):
         TransformerEncoderConfig(8, 16, 2, 1, activation="elu").init(device)  # type: ignore[arg-type]
     relu = TransformerEncoderConfig(8, 16, 2, 1, activation=ActivationConfig.Relu())
     assert TransformerEncoderConfig.from_json(relu.to_json()) == relu

@@ -5,13 +5,16 @@ backend author's API is ``Backend`` (op groups ``FloatTensorOps``, ``IntTensorOp
 ``ModuleOps``, ``ActivationOps``) and ``AutodiffBackend``. Activation functions live in
 ``burn_backend.activation``, module functions (convolution, pooling, ...) in ``burn_backend.module``, the
 real FFT and window functions in ``burn_backend.signal``, the conformance suite in ``burn_backend.testing``.
+The record vocabulary (``ParamId``, ``ParamRecord``, the ``Recorder`` protocol) is shared by burn-nn's
+modules and burn-record's recorders. What backend implementations share (the interface listing,
+canonical slices, output sizes of module ops, the entry-point group) is in ``burn_backend.kit``, a
+module for backend authors.
 """
 
 from ._backend import AutodiffBackend as AutodiffBackend
 from ._backend import Backend as Backend
 from ._backend import DTypeUsage as DTypeUsage
 from ._backend import Gradients as Gradients
-from ._backend import interface_methods as interface_methods
 from ._data import TensorData as TensorData
 from ._data import Tolerance as Tolerance
 from ._device import Device as Device
@@ -36,13 +39,14 @@ from ._options import IndexingUpdateOp as IndexingUpdateOp
 from ._options import InterpolateMode as InterpolateMode
 from ._options import InterpolateOptions as InterpolateOptions
 from ._options import UnfoldOptions as UnfoldOptions
-from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from ._record import ParamId as ParamId
+from ._record import ParamRecord as ParamRecord
+from ._record import Recorder as Recorder
 from ._registry import default_device as default_device
 from ._registry import parse_device as parse_device
 from ._registry import set_default_device as set_default_device
 from ._shape import Shape as Shape
 from ._slice import Slice as Slice
-from ._slice import canonical_slices as canonical_slices
 from ._tensor import Tensor as Tensor
 from ._transaction import Transaction as Transaction
 from ._version import __version__ as __version__
@@ -66,19 +70,20 @@ __all__ = [
     "default_device",
     "set_default_device",
     "parse_device",
-    "ENTRY_POINT_GROUP",
+    # records
+    "ParamId",
+    "ParamRecord",
+    "Recorder",
     # the backend interface
     "Backend",
     "AutodiffBackend",
     "Gradients",
-    "interface_methods",
     "DTypeUsage",
     "FloatTensorOps",
     "IntTensorOps",
     "BoolTensorOps",
     "ModuleOps",
     "ActivationOps",
-    "canonical_slices",
     "IndexingUpdateOp",
     # options of module ops
     "ConvOptions",

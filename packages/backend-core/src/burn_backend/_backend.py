@@ -7,7 +7,7 @@ import abc
 import enum
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._data import TensorData
 from ._device import Device
@@ -17,6 +17,9 @@ from ._ops.bool import BoolTensorOps
 from ._ops.float import FloatTensorOps
 from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
+
+if TYPE_CHECKING:
+    from ._fusion_ir import ElementwiseBlock, ElementwisePlan
 
 
 class DTypeUsage(enum.Enum):
@@ -48,13 +51,17 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
     is_decorator: ClassVar[bool] = False
     """Whether the backend wraps another one (Autodiff, Fusion, Router)."""
     validates_index_values: ClassVar[bool] = True
-    """Whether the Tensor API reads index values to check them (the bounds of ``gather_nd`` and
-    ``scatter_nd`` indices, ``one_hot``'s classes) and raises a clear error. Asynchronous device
-    backends set it to False: the read would wait for the device, so those checks are skipped, and an
-    index out of range gives unspecified values (never an access outside the tensor's memory)."""
+    """Whether the Tensor API reads index values to check them (the bounds of the indices of
+    ``gather``, ``scatter``, ``select``, ``select_assign``, ``embedding``, ``gather_nd`` and
+    ``scatter_nd``, ``one_hot``'s classes, Int divisors that are zero) and raises a clear error.
+    Asynchronous device backends set it to False: the read would wait for the device, so those checks
+    are skipped, and an index out of range gives unspecified values (never an access outside the
+    tensor's memory)."""
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
     """Conformance tests this backend cannot pass: test-id pattern (``"float/test_math.py::test_erf*"``)
-    to the reason. They run as strict expected failures."""
+    to the reason. They run as strict expected failures. A pattern matches a test's id, or its id
+    without the ``[parameters]``, character for character with ``*`` as the only wildcard; one that
+    matches no test is an error."""
 
     def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
         float_dtype = DType.of(float_dtype)
@@ -155,10 +162,42 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
             [self.bool_into_data(t) for t in bools],
         )
 
+    def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+        """Compile a block of element-wise ops into one callable: the fusion compile hook.
+
+        A decorator that defers ops (Fusion) hands each block of element-wise ops it claims to its inner
+        backend here, and caches what comes back by ``block.key``. A backend with a compiler returns a
+        plan; the default returns ``None``, and the decorator then runs the block op by op, so every
+        backend works under Fusion, compiler or not. A compiler reads each step's table entry
+        (``step.entry.render(...)`` gives its expression as code).
+
+        Args:
+            block: the ops (entries of ``ELEMENTWISE_OPS``), the dtypes and shapes of their inputs,
+                and which values leave the block.
+            device: the device the plan computes on.
+
+        Returns:
+            ``None`` (run the block op by op), or a plan: ``plan(inputs, scalars)`` takes the input
+            primitives (``block.inputs`` order, of those dtypes and shapes, on ``device``) and the
+            scalar values (``block.scalars`` order: read them there, not from ``block``, so that one
+            plan serves every block of its key) and returns the output primitives (``block.outputs``
+            order), as the ops one by one would.
+
+        Example:
+            What a decorator does with a block it claimed::
+
+                plan = inner.compile_elementwise(block, inner_device)
+                if plan is None:
+                    outputs = run_op_by_op(block, inputs)
+                else:
+                    outputs = plan(inputs, block.scalars)
+        """
+        return None
+
 
 BACKEND_METHODS = (
     "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
-    "tr_execute",
+    "tr_execute", "compile_elementwise",
 )  # fmt: skip
 
 

@@ -62,6 +62,11 @@ def _infer_dtype(values: Any) -> DType:
     raise TypeError(f"TensorData: cannot hold values of NumPy type {array.dtype}; expected numbers or bools")
 
 
+def _abbreviated(values: Any, limit: int = 80) -> str:
+    text = repr(values)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class TensorData:
     """A tensor's values on the host: its bytes, ``shape`` and ``dtype``.
 
@@ -89,9 +94,18 @@ class TensorData:
         if isinstance(values, np.ndarray):
             source_dtype = DType.of(values.dtype)
             target = source_dtype if dtype is None else DType.of(dtype)
+            array = np.array(values, dtype=target.numpy, copy=True, order="C")
         else:
-            target = _infer_dtype(values) if dtype is None else DType.of(dtype)
-        array = np.array(values, dtype=target.numpy, copy=True, order="C")
+            try:
+                target = _infer_dtype(values) if dtype is None else DType.of(dtype)
+                array = np.array(values, dtype=target.numpy, copy=True, order="C")
+            except ValueError as error:
+                if "inhomogeneous" not in str(error):
+                    raise
+                raise ValueError(
+                    f"TensorData: the nested sequences are ragged (lengths differ at one depth), so they "
+                    f"have no shape: {_abbreviated(values)}"
+                ) from None
         if shape is not None:
             shape = Shape(shape)
             if shape.num_elements() != array.size:
@@ -104,9 +118,21 @@ class TensorData:
         self._array = array
 
     @classmethod
-    def from_numpy(cls, array: np.ndarray[Any, Any]) -> TensorData:
-        """A copy of a NumPy array (its dtype must be one of ``DType``)."""
-        return cls(np.asarray(array))
+    def from_numpy(cls, array: np.ndarray[Any, Any], *, copy: bool = True) -> TensorData:
+        """The values of a NumPy array, whose dtype must be one of ``DType``'s.
+
+        With ``copy=False`` a C-contiguous array is not copied: the data is a read-only view of it, which
+        is how a backend's ``*_into_data`` hands over the values of a primitive (the array must not be
+        written to afterwards, as a backend never mutates a primitive). Any other array is copied once.
+
+        Raises:
+            TypeError: the array's dtype is not one of ``DType``'s.
+        """
+        array = np.asarray(array)
+        if copy:
+            return cls(array)
+        DType.of(array.dtype)  # raises for a dtype that TensorData cannot hold
+        return cls._wrap(array)
 
     @classmethod
     def from_bytes(cls, data: bytes, shape: Sequence[int], dtype: DType | str) -> TensorData:

@@ -16,8 +16,15 @@ class Kind(enum.Enum):
     INT = "int"
     BOOL = "bool"
 
+    prefix: str
+    """The prefix of this kind's backend methods (``"float_"``): a plain attribute, read on every op."""
+
     def __repr__(self) -> str:
         return self.name.capitalize()
+
+
+for _kind in Kind:
+    _kind.prefix = f"{_kind.value}_"
 
 
 Float = Kind.FLOAT
@@ -88,30 +95,24 @@ class DType(enum.Enum):
 
     @staticmethod
     def of(value: object) -> DType:
-        """The dtype named by ``value``: a DType, a NumPy dtype or scalar type, or a name like ``"f32"``.
+        """The dtype named by ``value``: a DType, a NumPy dtype or scalar type, a name like ``"f32"``, or
+        a dtype object of another array library made known by ``register_dtype``.
 
         Raises:
             TypeError: ``value`` names no supported dtype.
         """
-        found = _LOOKUP.get(value) if _hashable(value) else None
+        # NumPy's dtypes and DType's members are singletons: found by identity, without hashing
+        found = _BY_ID.get(id(value))
         if found is not None:
             return found
-        try:
-            # NumPy's names and types too ("float64", np.int8); None would silently mean float64
-            found = None if value is None else _LOOKUP.get(np.dtype(value))  # type: ignore[call-overload]
-        except TypeError:
-            found = None
+        foreign = _FOREIGN.get(type(value))
+        if foreign is not None:  # compared only with dtypes of its own library
+            found = foreign.get(value)
+        else:
+            found = _lookup(value)
         if found is None:
             raise TypeError(f"{value!r} is not a supported dtype; expected one of {[d.value for d in DType]}")
         return found
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 _TO_NUMPY: dict[DType, np.dtype[Any]] = {
@@ -141,11 +142,42 @@ _LOOKUP[float] = DType.F64
 _LOOKUP[int] = DType.I64
 _LOOKUP[bool] = DType.BOOL
 
-KIND_OF_NUMPY: dict[object, Kind] = {np_dtype: _KIND[d] for d, np_dtype in _TO_NUMPY.items()}
-"""NumPy dtype -> kind, for the hot path (primitives of array backends carry NumPy dtypes)."""
+
+def _lookup(value: object) -> DType | None:
+    try:
+        found = _LOOKUP.get(value)
+    except TypeError:  # unhashable
+        found = None
+    if found is None and value is not None:  # None would silently mean float64
+        try:  # NumPy's names and types too ("float64", np.int8)
+            found = _LOOKUP.get(np.dtype(value))  # type: ignore[call-overload]
+        except TypeError:
+            found = None
+    return found
+
+
+_BY_ID: dict[int, DType] = {id(key): dtype for key, dtype in _LOOKUP.items()}  # the keys live on in _LOOKUP
+_FOREIGN: dict[type, dict[object, DType]] = {}
+
+KIND_OF_TYPE: dict[type, Kind] = {type(np_dtype): _KIND[d] for d, np_dtype in _TO_NUMPY.items()}
+"""The type of a NumPy dtype (one class per dtype: ``numpy.dtypes.Float32DType``) -> kind, for the hot path:
+primitives of array backends mostly carry NumPy dtypes. Keyed by type, the lookup never compares a
+NumPy dtype with another library's (``array_api_strict``'s warn)."""
 
 
 def kind_of(dtype: object) -> Kind:
-    """The kind of a primitive's ``dtype`` attribute (a NumPy dtype or a DType)."""
-    kind = KIND_OF_NUMPY.get(dtype)
+    """The kind of a primitive's ``dtype`` attribute (anything ``DType.of`` accepts)."""
+    kind = KIND_OF_TYPE.get(type(dtype))
     return kind if kind is not None else DType.of(dtype).kind
+
+
+def register_dtype(value: object, dtype: DType) -> None:
+    """Make ``DType.of`` map ``value`` (and every object equal to it), a dtype object of an array library
+    whose dtypes are not NumPy's, to ``dtype``. ``ArrayRuntime`` registers its namespace's dtypes.
+
+    Such objects are looked up among the registered objects of their own type only, never compared with
+    NumPy's dtypes (``array_api_strict``'s dtypes hash like NumPy's and warn when compared with them).
+    """
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        raise TypeError(f"{value!r} is a NumPy dtype: DType.of knows NumPy's dtypes already")
+    _FOREIGN.setdefault(type(value), {})[value] = dtype

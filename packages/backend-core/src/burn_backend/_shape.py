@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable
-from typing import Any, SupportsIndex
+from typing import Any, NoReturn, SupportsIndex
 
 
 class Shape(tuple[int, ...]):
@@ -48,31 +48,59 @@ class Shape(tuple[int, ...]):
 
 
 def normalize_dim(op: str, dim: int, rank: int) -> int:
-    """``dim`` as a non-negative index into ``rank`` dimensions (negative counts from the end)."""
+    """``dim`` as a non-negative index into ``rank`` dimensions (negative counts from the end).
+
+    Raises:
+        TypeError: ``dim`` is not an int (a bool or a float is refused).
+        IndexError: ``dim`` is out of range.
+    """
+    if type(dim) is not int:
+        dim = _dim_index(op, dim)
     if not -rank <= dim < rank:
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor of rank {rank}")
     return dim + rank if dim < 0 else dim
 
 
-def broadcast_shapes(op: str, lhs: tuple[int, ...], rhs: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape of a binary op's result. Burn's rule: equal ranks, each pair of dims equal or one of 1.
+def _dim_index(op: str, dim: object) -> int:
+    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise TypeError(f"{op}: a dim is an int, got {dim!r} ({type(dim).__name__})")
+    return operator.index(dim)
+
+
+def broadcast_shapes(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of an element-wise op's result, by NumPy's rule: dims aligned from the right, each
+    set of dims equal or 1; an operand of lower rank is taken as having leading dims of size 1.
 
     Raises:
-        ValueError: the ranks differ, or a pair of dims is neither equal nor 1.
+        ValueError: the dims at one position are neither equal nor 1.
     """
-    if len(lhs) != len(rhs):
-        raise ValueError(
-            f"{op}: shapes {list(lhs)} and {list(rhs)} have different ranks; operands must have the same "
-            f"rank (use unsqueeze or reshape), and only dimensions of size 1 broadcast"
-        )
-    out = []
-    for a, b in zip(lhs, rhs):
-        if a == b or b == 1:
-            out.append(a)
-        elif a == 1:
-            out.append(b)
-        else:
-            raise ValueError(
-                f"{op}: shapes {list(lhs)} and {list(rhs)} do not broadcast: dimensions must be equal or 1"
-            )
-    return tuple(out)
+    if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):
+        # the common case, two operands of one rank, without the alignment
+        out = []
+        for a, b in zip(*shapes):
+            if a == b or b == 1:
+                out.append(a)
+            elif a == 1:
+                out.append(b)
+            else:
+                _not_broadcasting(op, shapes)
+        return tuple(out)
+    rank = max(len(shape) for shape in shapes)
+    aligned = [1] * rank
+    for shape in shapes:
+        offset = rank - len(shape)
+        for i, size in enumerate(shape):
+            current = aligned[offset + i]
+            if size != current and size != 1:
+                if current != 1:
+                    _not_broadcasting(op, shapes)
+                aligned[offset + i] = size
+    return tuple(aligned)
+
+
+def _not_broadcasting(op: str, shapes: tuple[tuple[int, ...], ...]) -> NoReturn:
+    listed = [list(shape) for shape in shapes]
+    named = ", ".join(map(str, listed[:-1])) + f" and {listed[-1]}"
+    raise ValueError(
+        f"{op}: shapes {named} do not broadcast: aligned from the right, dimensions must be equal or 1"
+    )

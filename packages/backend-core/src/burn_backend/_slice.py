@@ -54,6 +54,14 @@ SliceLike = Slice | slice | int | range
 semantics), or an int (one index, keeping the dimension)."""
 
 
+_RANGE_FORMS = "a range is a Slice, a slice, a range or an int"
+
+
+def _hint(item: object) -> str:
+    """The spellings of a tuple ``(start, end)`` that slicing takes."""
+    return f", e.g. slice{item!r} or range{item!r}" if isinstance(item, tuple) else ""
+
+
 def canonical_slices(op: str, shape: Sequence[int], ranges: Sequence[SliceLike]) -> tuple[slice, ...]:
     """One canonical Python slice per dimension (missing trailing dims are taken whole).
 
@@ -72,6 +80,10 @@ def canonical_slices(op: str, shape: Sequence[int], ranges: Sequence[SliceLike])
             r = range(size)[slice(item.start, item.stop, item.step)]
             out.append(slice(r.start, None if r.stop < 0 else r.stop, r.step) if len(r) else slice(0, 0, 1))
         else:
+            if isinstance(item, bool) or not hasattr(item, "__index__"):
+                raise TypeError(
+                    f"{op}: range {dim} is {item!r} ({type(item).__name__}); {_RANGE_FORMS}{_hint(item)}"
+                )
             index = operator.index(item)
             if not -size <= index < size:
                 raise IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
-from ._backend import AutodiffBackend
+from ._backend import AutodiffBackend, Gradients
 from ._data import TensorData
 from ._device import Device
 from ._distribution import Distribution
@@ -18,30 +18,54 @@ from ._options import IndexingUpdateOp
 from ._registry import default_device, parse_device
 from ._shape import Shape, broadcast_shapes, normalize_dim
 from ._slice import SliceLike, canonical_slices
-from ._tensor_base import KIND_NAMES, PREFIX, KindConversions, TensorBase, check_same_rank
-
-if TYPE_CHECKING:
-    from ._backend import Gradients
+from ._tensor_base import (
+    KIND_NAMES,
+    KindConversions,
+    TensorBase,
+    check_same_rank,
+    device_difference,
+    int_range,
+)
 
 DeviceLike = Device | str | None
 DTypeLike = DType | Kind | str | None
 ShapeLike = Sequence[int]
 Number = int | float | bool
+NDArray = np.ndarray[Any, Any]
 
 
-def resolve(device: DeviceLike, dtype: DTypeLike, kind: Kind) -> tuple[Device, DType]:
-    """The device and dtype a creation op uses: defaults from the process and the device's backend."""
+def resolve(device: DeviceLike, dtype: DTypeLike, kind: Kind, op: str = "create") -> tuple[Device, DType]:
+    """The device and dtype a creation op uses: defaults from the process and the device's backend.
+
+    Raises:
+        TypeError: ``device`` is neither a Device nor a spec string.
+        ValueError: the device's backend has no device of that index.
+    """
     if device is None:
         device = default_device()
     elif isinstance(device, str):
         device = parse_device(device)
     elif not isinstance(device, Device):
-        raise TypeError(f"expected a Device or a device spec string, got {device!r}")
+        raise TypeError(f"{op}: expected a Device or a device spec string, got {device!r}")
+    else:
+        check_device_exists(op, device)
     if dtype is None:
         return device, device.backend.default_dtype(kind)
     if isinstance(dtype, Kind):
         return device, device.backend.default_dtype(dtype)
     return device, DType.of(dtype)
+
+
+def check_device_exists(op: str, device: Device) -> None:
+    """Raise unless ``device``'s backend has a device of its index (a ``Device`` can be built with any
+    index; the backend's own handles are known good and cost one lookup)."""
+    backend = device.backend
+    if backend._devices.get(device.index) is device:
+        return
+    try:
+        backend.device(operator.index(device.index))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{op}: {device} is not a device: {error}") from None
 
 
 def _shape_arg(op: str, shape: ShapeLike | int) -> tuple[int, ...]:
@@ -53,11 +77,35 @@ def _shape_arg(op: str, shape: ShapeLike | int) -> tuple[int, ...]:
         raise type(error)(f"{op}: {error}") from None
 
 
+def _check_gradients(op: str, grads: object) -> None:
+    if not isinstance(grads, Gradients):
+        raise TypeError(f"{op}: expected the Gradients that backward() returned, got {grads!r}")
+
+
+def _reshape_dims(shape: object) -> list[int]:
+    """``reshape``'s target as a list of ints (bools and floats refused)."""
+    if type(shape) is not list and type(shape) is not tuple:
+        if isinstance(shape, int) and not isinstance(shape, bool):
+            return [shape]
+        if not isinstance(shape, (Sequence, np.ndarray)) or isinstance(shape, str):
+            raise TypeError(f"reshape: expected a shape (a sequence of ints), got {shape!r}")
+    dims = list(shape)
+    for i, size in enumerate(dims):
+        if type(size) is not int:
+            if isinstance(size, bool) or not hasattr(size, "__index__"):
+                raise TypeError(f"reshape: a shape holds ints, got {size!r} in {dims}")
+            dims[i] = operator.index(size)
+    return dims
+
+
 def _range_list(ranges: Sequence[SliceLike] | SliceLike) -> list[SliceLike]:
     """One range, or a list or tuple of them, as a list."""
     if isinstance(ranges, (list, tuple)):
         return list(ranges)
     return [cast(SliceLike, ranges)]
+
+
+_INT_DIVISIONS = ("div", "remainder")
 
 
 def _float_unary(name: str, doc: str) -> Callable[[Tensor], Tensor]:
@@ -75,23 +123,39 @@ def _float_unary(name: str, doc: str) -> Callable[[Tensor], Tensor]:
 def _comparison(name: str, symbol: str) -> Callable[[Tensor, Tensor | Number], Tensor]:
     ordering = name not in ("equal", "not_equal")  # Bool tensors compare for (in)equality only
 
-    def op(self: Tensor, other: Tensor | Number) -> Tensor:
+    def op(self: Tensor, other: Tensor | Number | NDArray) -> Tensor:
         kind = self.kind
         if ordering and kind is Kind.BOOL:
             self._require_kind(name, Kind.FLOAT, Kind.INT)
         backend = self._device.backend
+        if isinstance(other, np.ndarray):
+            other = self._array_operand(name, other)
         if isinstance(other, TensorBase):
-            self._check_binary(name, other)
-            return self._new(getattr(backend, PREFIX[kind] + name)(self._primitive, other._primitive))
-        value = self._scalar(name, other)
-        return self._new(getattr(backend, PREFIX[kind] + name + "_elem")(self._primitive, value))
+            p, q = self._binary_primitives(name, other)
+            return self._new(getattr(backend, kind.prefix + name)(p, q))
+        value = self._scalar(name, other, in_range=False)
+        if kind is Kind.INT:
+            low, high = int_range(self._primitive.dtype)
+            if not low <= value <= high:
+                # every value compares alike to a number beyond the dtype's range (as NumPy and PyTorch)
+                if name in ("equal", "not_equal"):
+                    truth = name == "not_equal"
+                else:
+                    truth = _ABOVE_RANGE[name] if value > high else not _ABOVE_RANGE[name]
+                same = getattr(backend, "int_equal" if truth else "int_not_equal")
+                return self._new(same(self._primitive, self._primitive))
+        return self._new(getattr(backend, kind.prefix + name + "_elem")(self._primitive, value))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (
         f"Element-wise ``self {symbol} other`` as a Bool tensor; ``other`` is a tensor of the same dtype "
-        f"(broadcast over dims of size 1) or a scalar."
+        f"(the shapes broadcast), a NumPy array (taken in this tensor's dtype) or a scalar."
     )
     return op
+
+
+# whether ``x <op> v`` holds for every x when the number v lies above the int dtype's range
+_ABOVE_RANGE = {"greater": False, "greater_equal": False, "lower": True, "lower_equal": True}
 
 
 def _elem_comparison(name: str, symbol: str) -> Callable[[Tensor, Number], Tensor]:
@@ -109,8 +173,16 @@ class Tensor(KindConversions):
     """A tensor on some device of some backend; its kind (Float, Int, Bool) and dtype are properties.
 
     Tensors are values: every op returns a new tensor and never changes its inputs. Binary ops need
-    operands of the same dtype and device, and shapes of equal rank whose dims are equal or 1; nothing
-    is promoted or moved implicitly.
+    operands of the same dtype and device; nothing is promoted or moved implicitly. Shapes broadcast as
+    NumPy's: dims aligned from the right, dims of size 1 and missing leading dims stretch (the gradient
+    of a stretched operand is summed back to its shape).
+
+    The other operand of an arithmetic, comparison or bitwise op may be a Python number or a NumPy
+    array: either is taken in this tensor's dtype, on its device (PyTorch takes arrays too, but promotes
+    the result to the array's dtype; Burn never promotes). Its kind must fit: ints for Int tensors,
+    bools for Bool ones, ints or floats for Float ones; an int beyond the range of an Int tensor's dtype
+    is an ``OverflowError`` (comparisons compare it as it is). For another dtype, build the tensor with
+    ``Tensor.from_data(array, device, dtype)``.
 
     Example:
         >>> x = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]])
@@ -144,11 +216,14 @@ class Tensor(KindConversions):
         if not isinstance(data, TensorData):
             # an explicit dtype takes the values as they are (no detour through f32 for Python floats)
             explicit = dtype is not None and not isinstance(dtype, Kind)
-            data = TensorData(data, dtype if explicit else None)  # type: ignore[arg-type]
-        device, target = resolve(device, dtype, data.kind)
+            try:
+                data = TensorData(data, dtype if explicit else None)  # type: ignore[arg-type]
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"from_data: {str(error).removeprefix('TensorData: ')}") from None
+        device, target = resolve(device, dtype, data.kind, "from_data")
         data = data.convert(target)
         backend = device.backend
-        return cls(getattr(backend, PREFIX[target.kind] + "from_data")(data, device), device)
+        return cls(getattr(backend, target.kind.prefix + "from_data")(data, device), device)
 
     @classmethod
     def from_numpy(cls, array: np.ndarray[Any, Any], device: DeviceLike = None) -> Tensor:
@@ -165,22 +240,22 @@ class Tensor(KindConversions):
     def empty(cls, shape: ShapeLike | int, device: DeviceLike = None, dtype: DTypeLike = None) -> Tensor:
         """A tensor with unspecified values (Float unless ``dtype`` says otherwise)."""
         shape = _shape_arg("empty", shape)
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
-        return cls(getattr(device.backend, PREFIX[dtype.kind] + "empty")(shape, device, dtype), device)
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "empty")
+        return cls(getattr(device.backend, dtype.kind.prefix + "empty")(shape, device, dtype), device)
 
     @classmethod
     def zeros(cls, shape: ShapeLike | int, device: DeviceLike = None, dtype: DTypeLike = None) -> Tensor:
         """A tensor of zeros (Float unless ``dtype`` says otherwise: ``dtype=Int``, ``DType.I32``, ...)."""
         shape = _shape_arg("zeros", shape)
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
-        return cls(getattr(device.backend, PREFIX[dtype.kind] + "zeros")(shape, device, dtype), device)
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "zeros")
+        return cls(getattr(device.backend, dtype.kind.prefix + "zeros")(shape, device, dtype), device)
 
     @classmethod
     def ones(cls, shape: ShapeLike | int, device: DeviceLike = None, dtype: DTypeLike = None) -> Tensor:
         """A tensor of ones (Float unless ``dtype`` says otherwise)."""
         shape = _shape_arg("ones", shape)
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
-        return cls(getattr(device.backend, PREFIX[dtype.kind] + "ones")(shape, device, dtype), device)
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "ones")
+        return cls(getattr(device.backend, dtype.kind.prefix + "ones")(shape, device, dtype), device)
 
     @classmethod
     def full(
@@ -196,7 +271,7 @@ class Tensor(KindConversions):
             if isinstance(fill_value, int)
             else Kind.FLOAT
         )
-        device, dtype = resolve(device, dtype, kind)
+        device, dtype = resolve(device, dtype, kind, "full")
         if dtype.kind is Kind.BOOL:
             return cls(
                 device.backend.bool_ones(shape, device, dtype)
@@ -207,7 +282,7 @@ class Tensor(KindConversions):
         if dtype.kind is Kind.INT and isinstance(fill_value, float) and not fill_value.is_integer():
             raise TypeError(f"full: fill value {fill_value} is not an integer, for dtype {dtype}")
         value = float(fill_value) if dtype.kind is Kind.FLOAT else int(fill_value)
-        return cls(getattr(device.backend, PREFIX[dtype.kind] + "full")(shape, value, device, dtype), device)
+        return cls(getattr(device.backend, dtype.kind.prefix + "full")(shape, value, device, dtype), device)
 
     @classmethod
     def random(
@@ -222,13 +297,19 @@ class Tensor(KindConversions):
         Seed the generator with ``device.seed(n)`` for repeatable runs.
         """
         shape = _shape_arg("random", shape)
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
-        distribution = Distribution.default() if distribution is None else distribution
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "random")
+        if distribution is None:
+            distribution = Distribution.default()
+        elif not isinstance(distribution, Distribution):
+            raise TypeError(
+                f"random: distribution must be a Distribution (Distribution.default(), .uniform(low, high), "
+                f".normal(mean, std) or .bernoulli(probability)), got {distribution!r}"
+            )
         if dtype.kind is Kind.BOOL:
             raise TypeError(
                 "random: Bool tensors are drawn with Distribution.bernoulli into Int; use .bool()"
             )
-        create = getattr(device.backend, PREFIX[dtype.kind] + "random")
+        create = getattr(device.backend, dtype.kind.prefix + "random")
         return cls(create(shape, distribution, device, dtype), device)
 
     @classmethod
@@ -247,7 +328,7 @@ class Tensor(KindConversions):
             operator.index(value)
         if step == 0:
             raise ValueError("arange: step must not be zero")
-        device, dtype = resolve(device, dtype, Kind.INT)
+        device, dtype = resolve(device, dtype, Kind.INT, "arange")
         if dtype.kind is not Kind.INT:
             raise TypeError(f"arange: makes Int tensors, got dtype {dtype}")
         if step == 1:
@@ -283,7 +364,7 @@ class Tensor(KindConversions):
         """``steps`` evenly spaced Float values from ``start`` to ``end`` inclusive."""
         if steps < 0:
             raise ValueError(f"linspace: steps must be non-negative, got {steps}")
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "linspace")
         if steps == 1:
             return cls.full([1], float(start), device, dtype)
         index = cls.arange(steps, device=device).float(dtype)
@@ -293,8 +374,12 @@ class Tensor(KindConversions):
     @classmethod
     def eye(cls, size: int, device: DeviceLike = None, dtype: DTypeLike = None) -> Tensor:
         """The ``size`` x ``size`` identity matrix (Float unless ``dtype`` says otherwise)."""
-        device, dtype = resolve(device, dtype, Kind.FLOAT)
-        return cls.from_data(np.eye(size, dtype=dtype.numpy), device, dtype)
+        if isinstance(size, bool) or not hasattr(size, "__index__"):
+            raise TypeError(f"eye: size must be an int, got {size!r}")
+        if operator.index(size) < 0:
+            raise ValueError(f"eye: size must be non-negative, got {size}")
+        device, dtype = resolve(device, dtype, Kind.FLOAT, "eye")
+        return cls.from_data(np.eye(operator.index(size), dtype=dtype.numpy), device, dtype)
 
     @classmethod
     def cat(cls, tensors: Sequence[Tensor], dim: int) -> Tensor:
@@ -423,6 +508,10 @@ class Tensor(KindConversions):
         """This tensor on ``device``; across backends the values travel through ``TensorData``."""
         if isinstance(device, str):
             device = parse_device(device)
+        elif isinstance(device, Device):
+            check_device_exists("to_device", device)
+        else:
+            raise TypeError(f"to_device: expected a Device or a device spec string, got {device!r}")
         if device.backend == self._device.backend:
             return Tensor(self._op("to_device")(self._primitive, device), device)
         return Tensor.from_data(self.to_data(), device, self.dtype)
@@ -436,8 +525,12 @@ class Tensor(KindConversions):
         if isinstance(other, TensorBase):
             p, q = self._primitive, other._primitive
             if p.dtype != q.dtype or p.shape != q.shape or self._device is not other._device:
-                self._check_binary(name, other)
-            return self._new(getattr(backend, PREFIX[kind] + name)(p, q))
+                p, q = self._binary_primitives(name, other)
+            if kind is Kind.INT and name in _INT_DIVISIONS:
+                self._check_divisor(name, q)
+            return self._new(getattr(backend, kind.prefix + name)(p, q))
+        if isinstance(other, np.ndarray):
+            return self._arith(name, self._array_operand(name, other))
         return self._arith_scalar(name, name, other, kind)
 
     def _arith_scalar(self, name: str, op: str, value: object, kind: Kind) -> Tensor:
@@ -445,27 +538,77 @@ class Tensor(KindConversions):
         scalar = self._scalar(op, value)
         if kind is Kind.BOOL:
             self._require_kind(name, Kind.FLOAT, Kind.INT)
-        method = getattr(self._device.backend, PREFIX[kind] + name + "_scalar")
+        elif kind is Kind.INT and scalar == 0 and name in _INT_DIVISIONS:
+            raise ZeroDivisionError(f"{op}: integer division by zero (of the {self._describe()})")
+        method = getattr(self._device.backend, kind.prefix + name + "_scalar")
         return self._new(method(self._primitive, scalar))
 
-    def add(self, other: Tensor | Number) -> Tensor:
-        """``self + other`` (a tensor of the same dtype, or a scalar)."""
+    def _check_divisor(self, op: str, divisor: Any) -> None:
+        """Raise if the Int primitive ``divisor`` holds a zero, where the backend validates values
+        (elsewhere, as for index values, the read would wait for the device)."""
+        backend = self._device.backend
+        if not backend.validates_index_values or 0 in tuple(divisor.shape):
+            return
+        has_zero = backend.bool_any(backend.int_equal_elem(divisor, 0))
+        if backend.bool_into_data(has_zero).to_numpy().any():
+            raise ZeroDivisionError(
+                f"{op}: integer division by zero: the divisor, an Int {self.dtype} tensor of shape "
+                f"{list(divisor.shape)}, holds a 0"
+            )
+
+    def _array_operand(self, op: str, array: NDArray) -> Tensor:
+        """A NumPy array operand as a tensor of this tensor's dtype and device, as a Python number would
+        be taken: its kind must fit (ints for Int tensors, bools for Bool ones; Float tensors take ints
+        and floats), and ints must fit the dtype's range."""
+        kind, dtype = self.kind, self.dtype
+        array_kind = Kind.BOOL if array.dtype == np.bool_ else None
+        if np.issubdtype(array.dtype, np.integer):
+            array_kind = Kind.INT
+        elif np.issubdtype(array.dtype, np.floating):
+            array_kind = Kind.FLOAT
+        fits = array_kind is kind or (kind is Kind.FLOAT and array_kind is Kind.INT)
+        if not fits:
+            hint = "; convert the tensor with .float() first" if array_kind is Kind.FLOAT else ""
+            raise TypeError(
+                f"{op}: a NumPy array of {array.dtype} cannot be an operand of the {self._describe()}{hint}; "
+                f"or make a tensor of it with Tensor.from_data(array, device, dtype)"
+            )
+        if kind is Kind.INT and array.size and not np.can_cast(array.dtype, dtype.numpy):
+            low, high = int_range(self._primitive.dtype)
+            if int(array.min()) < low or int(array.max()) > high:
+                raise OverflowError(
+                    f"{op}: the NumPy array's values lie outside the range [{low}, {high}] of the "
+                    f"{self._describe()}"
+                )
+        return Tensor.from_data(TensorData(array, dtype), self._device, dtype)
+
+    def add(self, other: Tensor | Number | NDArray) -> Tensor:
+        """``self + other``: a tensor of the same dtype (shapes broadcast), a NumPy array or a scalar."""
         return self._arith("add", other)
 
-    def sub(self, other: Tensor | Number) -> Tensor:
+    def sub(self, other: Tensor | Number | NDArray) -> Tensor:
         """``self - other``."""
         return self._arith("sub", other)
 
-    def mul(self, other: Tensor | Number) -> Tensor:
+    def mul(self, other: Tensor | Number | NDArray) -> Tensor:
         """``self * other``."""
         return self._arith("mul", other)
 
-    def div(self, other: Tensor | Number) -> Tensor:
-        """``self / other``; on Int tensors, floor division."""
+    def div(self, other: Tensor | Number | NDArray) -> Tensor:
+        """``self / other``; on Int tensors, floor division.
+
+        Raises:
+            ZeroDivisionError: an Int division by zero (a tensor divisor is read where the backend
+                ``validates_index_values``).
+        """
         return self._arith("div", other)
 
-    def remainder(self, other: Tensor | Number) -> Tensor:
-        """``self % other``, with the sign of ``other`` (Python's and PyTorch's convention)."""
+    def remainder(self, other: Tensor | Number | NDArray) -> Tensor:
+        """``self % other``, with the sign of ``other`` (Python's and PyTorch's convention).
+
+        Raises:
+            ZeroDivisionError: an Int remainder by zero (as for ``div``).
+        """
         return self._arith("remainder", other)
 
     def add_scalar(self, other: Number) -> Tensor:
@@ -532,8 +675,8 @@ class Tensor(KindConversions):
         self._require_kind("powf", Kind.FLOAT)
         backend = self._device.backend
         if isinstance(exponent, TensorBase):
-            self._check_binary("powf", exponent)
-            return self._new(backend.float_powf(self._primitive, exponent._primitive))
+            p, q = self._binary_primitives("powf", exponent)
+            return self._new(backend.float_powf(p, q))
         return self._new(backend.float_powf_scalar(self._primitive, self._scalar("powf", exponent)))
 
     def powf_scalar(self, exponent: float) -> Tensor:
@@ -548,22 +691,25 @@ class Tensor(KindConversions):
             if exponent.kind is not Kind.INT:
                 raise TypeError(f"powi: the exponent must be an Int tensor, got a {exponent._describe()}")
             self._check_device_of("powi", exponent)
-            if self._primitive.shape != exponent._primitive.shape:
-                broadcast_shapes("powi", tuple(self._primitive.shape), tuple(exponent._primitive.shape))
-            exponent_p = exponent._primitive
             if kind is Kind.INT:
-                self._check_binary("powi", exponent)
-            return self._new(getattr(backend, PREFIX[kind] + "powi")(self._primitive, exponent_p))
+                self._check_other("powi", exponent)
+            p, q = self._primitive, exponent._primitive
+            if p.shape != q.shape:
+                rank = len(broadcast_shapes("powi", tuple(p.shape), tuple(q.shape)))
+                p, q = self._with_rank(p, rank, kind), self._with_rank(q, rank, Kind.INT)
+            return self._new(getattr(backend, kind.prefix + "powi")(p, q))
         if isinstance(exponent, bool) or not hasattr(exponent, "__index__"):
             raise TypeError(f"powi: expected an int exponent, got {exponent!r}")
-        return self._new(getattr(backend, PREFIX[kind] + "powi_scalar")(self._primitive, int(exponent)))
+        return self._new(getattr(backend, kind.prefix + "powi_scalar")(self._primitive, int(exponent)))
 
     def powi_scalar(self, exponent: int) -> Tensor:
         """``self ** exponent`` for an int exponent."""
         return self.powi(exponent)
 
-    def pow(self, exponent: Tensor | Number) -> Tensor:
+    def pow(self, exponent: Tensor | Number | NDArray) -> Tensor:
         """``self ** exponent``, choosing ``powf`` or ``powi`` by the exponent's kind."""
+        if isinstance(exponent, np.ndarray):
+            exponent = self._array_operand("pow", exponent)
         if isinstance(exponent, TensorBase):
             return self.powi(exponent) if exponent.kind is Kind.INT else self.powf(exponent)
         if isinstance(exponent, int) and not isinstance(exponent, bool):
@@ -571,44 +717,47 @@ class Tensor(KindConversions):
         return self.powf(exponent)
 
     def matmul(self, other: Tensor) -> Tensor:
-        """Matrix product over the last two dims; leading (batch) dims broadcast over size 1.
+        """Matrix product over the last two dims; the leading (batch) dims broadcast as NumPy's do.
 
-        Both operands need the same rank (at least 2) and ``self.shape[-1] == other.shape[-2]``.
+        Both operands need a rank of at least 2 and ``self.shape[-1] == other.shape[-2]``.
         """
-        self._require_kind("matmul", Kind.FLOAT, Kind.INT)
+        kind = self._require_kind("matmul", Kind.FLOAT, Kind.INT)
         self._check_other("matmul", other)
-        a, b = self._primitive.shape, other._primitive.shape
-        if len(a) != len(b) or len(a) < 2:
+        p, q = self._primitive, other._primitive
+        a, b = p.shape, q.shape
+        if len(a) < 2 or len(b) < 2:
             raise ValueError(
-                f"matmul: operands need the same rank, at least 2; got shapes {list(a)} and {list(b)}"
+                f"matmul: operands need a rank of at least 2; got shapes {list(a)} and {list(b)}"
             )
         if a[-1] != b[-2]:
             raise ValueError(f"matmul: inner dimensions differ: shapes {list(a)} and {list(b)}")
-        broadcast_shapes("matmul", tuple(a[:-2]), tuple(b[:-2]))
-        return self._new(self._op("matmul")(self._primitive, other._primitive))
+        if a[:-2] != b[:-2]:
+            batch = broadcast_shapes("matmul", tuple(a[:-2]), tuple(b[:-2]))
+            p, q = self._with_rank(p, len(batch) + 2, kind), self._with_rank(q, len(batch) + 2, kind)
+        return self._new(self._op("matmul")(p, q))
 
     def cross(self, other: Tensor, dim: int = -1) -> Tensor:
-        """Cross product of 3-vectors along ``dim``."""
+        """Cross product of 3-vectors along ``dim`` (a dim of the broadcast shape of the operands)."""
         self._require_kind("cross", Kind.FLOAT)
-        self._check_binary("cross", other)
-        dim = self._dim("cross", dim)
-        if self._primitive.shape[dim] != 3 or other._primitive.shape[dim] != 3:
+        p, q = self._binary_primitives("cross", other)
+        dim = normalize_dim("cross", dim, len(p.shape))
+        if p.shape[dim] != 3 or q.shape[dim] != 3:
             raise ValueError(
                 f"cross: dim {dim} must have size 3 in both, got {self.dims()} and {other.dims()}"
             )
-        return self._new(self._device.backend.float_cross(self._primitive, other._primitive, dim))
+        return self._new(self._device.backend.float_cross(p, q, dim))
 
     def atan2(self, other: Tensor) -> Tensor:
         """The angle of ``(other, self)``, element-wise."""
         self._require_kind("atan2", Kind.FLOAT)
-        self._check_binary("atan2", other)
-        return self._new(self._device.backend.float_atan2(self._primitive, other._primitive))
+        p, q = self._binary_primitives("atan2", other)
+        return self._new(self._device.backend.float_atan2(p, q))
 
     def hypot(self, other: Tensor) -> Tensor:
         """``sqrt(self**2 + other**2)``, element-wise."""
         self._require_kind("hypot", Kind.FLOAT)
-        self._check_binary("hypot", other)
-        return self._new(self._device.backend.float_hypot(self._primitive, other._primitive))
+        p, q = self._binary_primitives("hypot", other)
+        return self._new(self._device.backend.float_hypot(p, q))
 
     exp = _float_unary("exp", "``e ** x``, element-wise.")
     log = _float_unary("log", "Natural logarithm, element-wise.")
@@ -683,8 +832,8 @@ class Tensor(KindConversions):
     # == logic and bits ============================================================================
     def _bool_binary(self, name: str, other: Tensor) -> Tensor:
         self._require_kind(name, Kind.BOOL)
-        self._check_binary(name, other)
-        return self._new(getattr(self._device.backend, name)(self._primitive, other._primitive))
+        p, q = self._binary_primitives(name, other)
+        return self._new(getattr(self._device.backend, name)(p, q))
 
     def bool_and(self, other: Tensor) -> Tensor:
         """Logical and of Bool tensors."""
@@ -703,31 +852,33 @@ class Tensor(KindConversions):
         self._require_kind("bool_not", Kind.BOOL)
         return self._new(self._device.backend.bool_not(self._primitive))
 
-    def _bitwise(self, name: str, other: Tensor | int) -> Tensor:
+    def _bitwise(self, name: str, other: Tensor | int | NDArray) -> Tensor:
         self._require_kind(name, Kind.INT)
         backend = self._device.backend
+        if isinstance(other, np.ndarray):
+            other = self._array_operand(name, other)
         if isinstance(other, TensorBase):
-            self._check_binary(name, other)
-            return self._new(getattr(backend, name)(self._primitive, other._primitive))
+            p, q = self._binary_primitives(name, other)
+            return self._new(getattr(backend, name)(p, q))
         return self._new(getattr(backend, name + "_scalar")(self._primitive, self._scalar(name, other)))
 
-    def bitwise_and(self, other: Tensor | int) -> Tensor:
+    def bitwise_and(self, other: Tensor | int | NDArray) -> Tensor:
         """``self & other`` on Int tensors."""
         return self._bitwise("bitwise_and", other)
 
-    def bitwise_or(self, other: Tensor | int) -> Tensor:
+    def bitwise_or(self, other: Tensor | int | NDArray) -> Tensor:
         """``self | other`` on Int tensors."""
         return self._bitwise("bitwise_or", other)
 
-    def bitwise_xor(self, other: Tensor | int) -> Tensor:
+    def bitwise_xor(self, other: Tensor | int | NDArray) -> Tensor:
         """``self ^ other`` on Int tensors."""
         return self._bitwise("bitwise_xor", other)
 
-    def bitwise_left_shift(self, other: Tensor | int) -> Tensor:
+    def bitwise_left_shift(self, other: Tensor | int | NDArray) -> Tensor:
         """``self << other`` on Int tensors."""
         return self._bitwise("bitwise_left_shift", other)
 
-    def bitwise_right_shift(self, other: Tensor | int) -> Tensor:
+    def bitwise_right_shift(self, other: Tensor | int | NDArray) -> Tensor:
         """``self >> other`` on Int tensors."""
         return self._bitwise("bitwise_right_shift", other)
 
@@ -931,23 +1082,29 @@ class Tensor(KindConversions):
         return self._new(self._op("argtopk")(self._primitive, dim, k))
 
     # == shape =====================================================================================
-    def reshape(self, shape: ShapeLike) -> Tensor:
-        """The same values in another shape. ``-1`` infers one dim; ``0`` keeps the input's dim there."""
-        dims = list(shape)
+    def reshape(self, shape: ShapeLike | int) -> Tensor:
+        """The same values in another shape. ``-1`` infers one dim; ``0`` keeps the input's dim there.
+
+        Raises:
+            TypeError: ``shape`` is not a sequence of ints (or an int).
+            ValueError: the shape does not hold the tensor's number of elements.
+        """
+        dims = _reshape_dims(shape)
+        asked = list(dims)
         current = self._primitive.shape
         for i, size in enumerate(dims):
             if size == 0 and i < len(current) and len(dims) <= len(current) and 0 not in current:
                 dims[i] = current[i]
         if dims.count(-1) > 1:
-            raise ValueError(f"reshape: at most one -1 in {list(shape)}")
+            raise ValueError(f"reshape: at most one -1 in {asked}")
         count = self.num_elements()
         if -1 in dims:
             known = math.prod(d for d in dims if d != -1)
             if known == 0 or count % known:
-                raise ValueError(f"reshape: cannot reshape {self.dims()} into {list(shape)}")
+                raise ValueError(f"reshape: cannot reshape {self.dims()} into {asked}")
             dims[dims.index(-1)] = count // known
         if any(d < 0 for d in dims) or math.prod(dims) != count:
-            raise ValueError(f"reshape: cannot reshape {self.dims()} ({count} elements) into {list(shape)}")
+            raise ValueError(f"reshape: cannot reshape {self.dims()} ({count} elements) into {asked}")
         if tuple(dims) == tuple(current):
             return self
         return self._new(self._op("reshape")(self._primitive, tuple(dims)))
@@ -1241,11 +1398,24 @@ class Tensor(KindConversions):
 
     def gather(self, dim: int, indices: Tensor) -> Tensor:
         """``out[..., i, ...] = self[..., indices[..., i, ...], ...]`` along ``dim``; ``indices`` has the
-        tensor's rank."""
+        tensor's shape outside ``dim`` (as Burn requires; nothing broadcasts).
+
+        Raises:
+            ValueError: the shape of ``indices`` differs from the tensor's outside ``dim``.
+            IndexError: an index is negative or not below the size of ``dim`` (checked where the
+                backend ``validates_index_values``; elsewhere such an index gives unspecified values).
+        """
         self._check_indices("gather", indices)
         dim = self._dim("gather", dim)
-        if indices.rank != self.rank:
-            raise ValueError(f"gather: indices of shape {indices.dims()} need the rank of {self.dims()}")
+        shape, index_shape = self._primitive.shape, indices._primitive.shape
+        if len(index_shape) != len(shape) or any(
+            a != b for d, (a, b) in enumerate(zip(shape, index_shape)) if d != dim
+        ):
+            raise ValueError(
+                f"gather: indices of shape {list(index_shape)} must have the shape of the tensor, "
+                f"{list(shape)}, outside dim {dim}"
+            )
+        self._check_index_values("gather", indices, dim)
         return self._new(self._op("gather")(self._primitive, dim, indices._primitive))
 
     def scatter(
@@ -1254,12 +1424,11 @@ class Tensor(KindConversions):
         """A copy with ``values`` combined in at ``indices`` along ``dim``: by default *added* (Burn's
         scatter: duplicates sum); ``update`` may be ``"assign"``, ``"mul"``, ``"min"`` or ``"max"``."""
         update = IndexingUpdateOp(update)
-        self._check_scatter("scatter", dim, indices, values)
-        dim = self._dim("scatter", dim)
+        dim = self._check_scatter("scatter", dim, indices, values)
         backend = self._device.backend
         p, i, v = self._primitive, indices._primitive, values._primitive
         if update is IndexingUpdateOp.ADD:
-            name = "bool_scatter_or" if self.kind is Kind.BOOL else PREFIX[self.kind] + "scatter_add"
+            name = "bool_scatter_or" if self.kind is Kind.BOOL else self.kind.prefix + "scatter_add"
             return self._new(getattr(backend, name)(p, dim, i, v))
         return self._new(self._op("scatter")(p, dim, i, v, update))
 
@@ -1267,15 +1436,24 @@ class Tensor(KindConversions):
         """A copy with ``values`` added at ``indices`` along ``dim`` (duplicates sum)."""
         return self.scatter(dim, indices, values, IndexingUpdateOp.ADD)
 
-    def _check_scatter(self, op: str, dim: int, indices: Tensor, values: Tensor) -> None:
+    def _check_scatter(self, op: str, dim: int, indices: Tensor, values: Tensor) -> int:
+        """Check the operands of a scatter; returns ``dim`` normalized."""
         self._check_indices(op, indices)
         self._check_other(op, values)
-        self._dim(op, dim)
+        dim = self._dim(op, dim)
         if indices.dims() != values.dims() or indices.rank != self.rank:
             raise ValueError(
                 f"{op}: indices {indices.dims()} and values {values.dims()} "
                 f"need one shape of rank {self.rank}"
             )
+        shape = self._primitive.shape
+        if any(b > a for d, (a, b) in enumerate(zip(shape, indices._primitive.shape)) if d != dim):
+            raise ValueError(
+                f"{op}: indices of shape {indices.dims()} exceed the tensor's shape {list(shape)} "
+                f"outside dim {dim}"
+            )
+        self._check_index_values(op, indices, dim)
+        return dim
 
     def gather_nd(self, indices: Tensor) -> Tensor:
         """Values at the index tuples in the last dim of ``indices`` (shape ``[..., k]``, k at most the
@@ -1319,16 +1497,36 @@ class Tensor(KindConversions):
         return depth
 
     def mask_select(self, mask: Tensor) -> Tensor:
-        """The values where ``mask`` is true (broadcast to this shape), in row-major order: a 1-d tensor."""
+        """The values where ``mask`` is true (broadcast to this shape), in row-major order: a 1-d tensor.
+
+        Raises:
+            ValueError: ``mask`` does not broadcast to this tensor's shape.
+        """
         self._check_mask("mask_select", mask)
-        return self._new(self._op("mask_select")(self._primitive, mask._primitive))
+        p, m = self._primitive, mask._primitive
+        if m.shape != p.shape:
+            shape, mask_shape = tuple(p.shape), tuple(m.shape)
+            offset = len(shape) - len(mask_shape)
+            if offset < 0 or any(s not in (1, shape[offset + i]) for i, s in enumerate(mask_shape)):
+                raise ValueError(
+                    f"mask_select: a mask of shape {list(m.shape)} does not broadcast to the tensor's shape "
+                    f"{list(shape)}"
+                )
+            m = self._with_rank(m, len(shape), Kind.BOOL)
+        return self._new(self._op("mask_select")(p, m))
 
     def select(self, dim: int, indices: Tensor) -> Tensor:
-        """The slices at 1-d Int ``indices`` along ``dim``."""
+        """The slices at 1-d Int ``indices`` along ``dim``.
+
+        Raises:
+            IndexError: an index is negative or not below the size of ``dim`` (checked where the
+                backend ``validates_index_values``).
+        """
         self._check_indices("select", indices)
         dim = self._dim("select", dim)
         if indices.rank != 1:
             raise ValueError(f"select: indices must be 1-d, got shape {indices.dims()}")
+        self._check_index_values("select", indices, dim)
         return self._new(self._op("select")(self._primitive, dim, indices._primitive))
 
     def select_assign(self, dim: int, indices: Tensor, values: Tensor) -> Tensor:
@@ -1343,23 +1541,32 @@ class Tensor(KindConversions):
         expected[dim] = indices.dims()[0]
         if values.dims() != expected:
             raise ValueError(f"select_assign: values of shape {values.dims()}, expected {expected}")
-        name = "bool_select_or" if self.kind is Kind.BOOL else PREFIX[self.kind] + "select_add"
+        self._check_index_values("select_assign", indices, dim)
+        name = "bool_select_or" if self.kind is Kind.BOOL else self.kind.prefix + "select_add"
         return self._new(
             getattr(self._device.backend, name)(self._primitive, dim, indices._primitive, values._primitive)
         )
 
     def mask_where(self, mask: Tensor, values: Tensor) -> Tensor:
-        """``values`` where ``mask`` is true, else this tensor's values."""
+        """``values`` where ``mask`` is true, else this tensor's values (the three shapes broadcast)."""
         self._check_mask("mask_where", mask)
-        self._check_binary("mask_where", values)
-        return self._new(self._op("mask_where")(self._primitive, mask._primitive, values._primitive))
+        self._check_other("mask_where", values)
+        p, m, v = self._primitive, mask._primitive, values._primitive
+        if not p.shape == m.shape == v.shape:
+            rank = len(broadcast_shapes("mask_where", tuple(p.shape), tuple(m.shape), tuple(v.shape)))
+            kind = self.kind
+            p, v = self._with_rank(p, rank, kind), self._with_rank(v, rank, kind)
+            m = self._with_rank(m, rank, Kind.BOOL)
+        return self._new(self._op("mask_where")(p, m, v))
 
     def mask_fill(self, mask: Tensor, value: Number) -> Tensor:
-        """``value`` where ``mask`` is true, else this tensor's values."""
+        """``value`` where ``mask`` is true, else this tensor's values (the two shapes broadcast)."""
         self._check_mask("mask_fill", mask)
-        return self._new(
-            self._op("mask_fill")(self._primitive, mask._primitive, self._scalar("mask_fill", value))
-        )
+        p, m = self._primitive, mask._primitive
+        if p.shape != m.shape:
+            rank = len(broadcast_shapes("mask_fill", tuple(p.shape), tuple(m.shape)))
+            p, m = self._with_rank(p, rank, self.kind), self._with_rank(m, rank, Kind.BOOL)
+        return self._new(self._op("mask_fill")(p, m, self._scalar("mask_fill", value)))
 
     def argwhere(self) -> Tensor:
         """Int indices of the non-zero (true) values, one row per value: shape ``[count, rank]``."""
@@ -1409,72 +1616,117 @@ class Tensor(KindConversions):
 
     def grad(self, grads: Gradients) -> Tensor | None:
         """This tensor's gradient in ``grads``, on the inner backend (``None`` if it has none)."""
-        gradient = self._autodiff("grad").grad(self._primitive, grads)
+        backend = self._autodiff("grad")
+        _check_gradients("grad", grads)
+        gradient = backend.grad(self._primitive, grads)
         return None if gradient is None else Tensor(gradient, self._inner_device())
 
     def grad_remove(self, grads: Gradients) -> Tensor | None:
         """Remove and return this tensor's gradient from ``grads``."""
-        gradient = self._autodiff("grad_remove").grad_remove(self._primitive, grads)
+        backend = self._autodiff("grad_remove")
+        _check_gradients("grad_remove", grads)
+        gradient = backend.grad_remove(self._primitive, grads)
         return None if gradient is None else Tensor(gradient, self._inner_device())
 
     def grad_replace(self, grads: Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient in ``grads``."""
-        self._autodiff("grad_replace").grad_replace(self._primitive, grads, gradient._primitive)
+        backend = self._autodiff("grad_replace")
+        _check_gradients("grad_replace", grads)
+        if not isinstance(gradient, TensorBase):
+            raise TypeError(f"grad_replace: the gradient must be a Tensor, got {type(gradient).__name__}")
+        inner = backend.inner.device(self._device.index)
+        if gradient._device != inner:
+            raise ValueError(
+                f"grad_replace: the gradient must live on the inner device {inner}, got a tensor on "
+                f"{gradient._device}"
+            )
+        backend.grad_replace(self._primitive, grads, gradient._primitive)
 
     def inner(self) -> Tensor:
         """This tensor on the inner backend of its autodiff backend, cut from the graph."""
         backend = self._autodiff("inner")
-        primitive = getattr(backend, PREFIX[self.kind] + "inner")(self._primitive)
+        primitive = getattr(backend, self.kind.prefix + "inner")(self._primitive)
         return Tensor(primitive, self._inner_device())
 
     @classmethod
     def from_inner(cls, tensor: Tensor, device: Device) -> Tensor:
-        """``tensor`` (on an autodiff backend's inner backend) lifted onto the autodiff ``device``."""
+        """``tensor`` (on an autodiff backend's inner backend) lifted onto the autodiff ``device``.
+
+        Raises:
+            TypeError: ``device`` is not an autodiff device, or ``tensor`` is not a Tensor.
+            ValueError: ``tensor`` is not on the inner device of ``device`` (say, a tensor of the
+                autodiff backend itself, or of another backend).
+        """
+        if not isinstance(device, Device):
+            raise TypeError(f"from_inner: expected a Device, got {device!r}")
         backend = device.backend
         if not isinstance(backend, AutodiffBackend):
             raise TypeError(f"from_inner: {device} is not a device of an autodiff backend")
-        return cls(getattr(backend, PREFIX[tensor.kind] + "from_inner")(tensor._primitive), device)
+        if not isinstance(tensor, TensorBase):
+            raise TypeError(f"from_inner: expected a Tensor, got {type(tensor).__name__}")
+        check_device_exists("from_inner", device)
+        inner = backend.inner.device(device.index)
+        if tensor._device != inner:
+            raise ValueError(
+                f"from_inner: the tensor must live on the inner device of {device}, {inner}; "
+                f"got one on {tensor._device}{device_difference(tensor._device, inner)}"
+            )
+        return cls(getattr(backend, tensor.kind.prefix + "from_inner")(tensor._primitive), device)
 
     # == Python protocol ===========================================================================
-    def __add__(self, other: Tensor | Number) -> Tensor:
+    def __add__(self, other: Tensor | Number | NDArray) -> Tensor:
         return self._arith("add", other)
 
-    def __radd__(self, other: Number) -> Tensor:
+    def __radd__(self, other: Number | NDArray) -> Tensor:
         return self._arith("add", other)
 
-    def __sub__(self, other: Tensor | Number) -> Tensor:
+    def __sub__(self, other: Tensor | Number | NDArray) -> Tensor:
         return self._arith("sub", other)
 
-    def __rsub__(self, other: Number) -> Tensor:
+    def __rsub__(self, other: Number | NDArray) -> Tensor:
         return self.neg()._arith("add", other)
 
-    def __mul__(self, other: Tensor | Number) -> Tensor:
+    def __mul__(self, other: Tensor | Number | NDArray) -> Tensor:
         return self._arith("mul", other)
 
-    def __rmul__(self, other: Number) -> Tensor:
+    def __rmul__(self, other: Number | NDArray) -> Tensor:
         return self._arith("mul", other)
 
-    def __truediv__(self, other: Tensor | Number) -> Tensor:
+    def __truediv__(self, other: Tensor | Number | NDArray) -> Tensor:
         if self.kind is Kind.INT:
             raise TypeError("/: true division of an Int tensor; use // for floor division or .float() first")
         return self._arith("div", other)
 
-    def __rtruediv__(self, other: Number) -> Tensor:
+    def __rtruediv__(self, other: Number | NDArray) -> Tensor:
         self._require_kind("/", Kind.FLOAT)
         return self.recip()._arith("mul", other)
 
-    def __floordiv__(self, other: Tensor | Number) -> Tensor:
+    def __floordiv__(self, other: Tensor | Number | NDArray) -> Tensor:
         if self.kind is Kind.FLOAT:
             return self._arith("div", other).floor()
         return self._arith("div", other)
 
-    def __mod__(self, other: Tensor | Number) -> Tensor:
+    def __rfloordiv__(self, other: Number | NDArray) -> Tensor:
+        return self._reflected("div", other).__floordiv__(self)
+
+    def __mod__(self, other: Tensor | Number | NDArray) -> Tensor:
         return self._arith("remainder", other)
 
-    def __pow__(self, exponent: Tensor | Number) -> Tensor:
+    def __rmod__(self, other: Number | NDArray) -> Tensor:
+        return self._reflected("remainder", other)._arith("remainder", self)
+
+    def _reflected(self, op: str, other: object) -> Tensor:
+        """The left operand of a reflected operator as a tensor of this tensor's dtype and device."""
+        if isinstance(other, np.ndarray):
+            return self._array_operand(op, other)
+        return self.full_like(self._scalar(op, other))
+
+    def __pow__(self, exponent: Tensor | Number | NDArray) -> Tensor:
         return self.pow(exponent)
 
-    def __rpow__(self, base: Number) -> Tensor:
+    def __rpow__(self, base: Number | NDArray) -> Tensor:
+        if isinstance(base, np.ndarray):
+            return self._array_operand("pow", base).pow(self)
         return self.full_like(base).pow(self)
 
     def __matmul__(self, other: Tensor) -> Tensor:
@@ -1492,19 +1744,19 @@ class Tensor(KindConversions):
     def __invert__(self) -> Tensor:
         return self.bool_not() if self.kind is Kind.BOOL else self.bitwise_not()
 
-    def __and__(self, other: Tensor | int) -> Tensor:
+    def __and__(self, other: Tensor | int | NDArray) -> Tensor:
         return self.bool_and(other) if self.kind is Kind.BOOL else self.bitwise_and(other)  # type: ignore[arg-type]
 
-    def __or__(self, other: Tensor | int) -> Tensor:
+    def __or__(self, other: Tensor | int | NDArray) -> Tensor:
         return self.bool_or(other) if self.kind is Kind.BOOL else self.bitwise_or(other)  # type: ignore[arg-type]
 
-    def __xor__(self, other: Tensor | int) -> Tensor:
+    def __xor__(self, other: Tensor | int | NDArray) -> Tensor:
         return self.bool_xor(other) if self.kind is Kind.BOOL else self.bitwise_xor(other)  # type: ignore[arg-type]
 
-    def __lshift__(self, other: Tensor | int) -> Tensor:
+    def __lshift__(self, other: Tensor | int | NDArray) -> Tensor:
         return self.bitwise_left_shift(other)
 
-    def __rshift__(self, other: Tensor | int) -> Tensor:
+    def __rshift__(self, other: Tensor | int | NDArray) -> Tensor:
         return self.bitwise_right_shift(other)
 
     def __eq__(self, other: object) -> Tensor:  # type: ignore[override]

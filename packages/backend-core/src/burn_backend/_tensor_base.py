@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ._dtype import KIND_OF_NUMPY, DType, Kind, kind_of
+import numpy as np
+
+from ._dtype import KIND_OF_TYPE, DType, Kind
 from ._shape import Shape, broadcast_shapes, normalize_dim
 
 if TYPE_CHECKING:
@@ -14,12 +16,61 @@ if TYPE_CHECKING:
     from ._device import Device
     from ._tensor import Tensor
 
-PREFIX = {Kind.FLOAT: "float_", Kind.INT: "int_", Kind.BOOL: "bool_"}
 KIND_NAMES = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+
+# the range of each int dtype, by the type of NumPy's dtype object and by DType (filled on first use)
+_INT_RANGES: dict[Any, tuple[int, int]] = {}
 
 
 def _article(noun: str) -> str:
     return "an" if noun[:1] in "AEIOU" else "a"
+
+
+def int_range(dtype: Any) -> tuple[int, int]:
+    """The smallest and largest value of an int dtype (a primitive's ``dtype``)."""
+    bounds = _INT_RANGES.get(type(dtype))  # by type: never compares NumPy's dtypes with another library's
+    if bounds is None:
+        found = DType.of(dtype)
+        bounds = _INT_RANGES.get(found)
+        if bounds is None:
+            info = np.iinfo(found.numpy)
+            bounds = _INT_RANGES[found] = (int(info.min), int(info.max))
+        if type(dtype) in KIND_OF_TYPE:  # NumPy's dtype classes, one per dtype
+            _INT_RANGES[type(dtype)] = bounds
+    return bounds
+
+
+def unreadable_primitive(primitive: Any, device: Device) -> TypeError:
+    """The error for a primitive whose ``dtype`` ``DType.of`` does not accept: a backend defect."""
+    return TypeError(
+        f"{device.backend.stack_name}: a primitive of type {type(primitive).__name__} has dtype "
+        f"{getattr(primitive, 'dtype', None)!r}, which DType.of does not accept. A backend's primitives must "
+        "have `shape`, a tuple of ints, and `dtype`, a NumPy dtype or a DType; the conformance suite names "
+        "the op that returned one that does not"
+    )
+
+
+def device_difference(device: Device, other: Device) -> str:
+    """What tells two unequal devices apart when they print alike (two backends of one name whose
+    settings differ), in parentheses after a space; empty when their names already differ."""
+    if str(device) != str(other):
+        return ""
+    a, b = device.backend, other.backend
+    if type(a) is not type(b):
+        return f" (backends of different classes, {type(a).__qualname__} and {type(b).__qualname__})"
+    differing = [
+        f"{name} {getattr(a, name)} vs {getattr(b, name)}"
+        for name in ("float_dtype", "int_dtype")
+        if getattr(a, name, None) != getattr(b, name, None)
+    ]
+    if differing:
+        return f" (backends with different settings: {', '.join(differing)})"
+    return f" (backends with different settings: {a!r} vs {b!r})"
+
+
+def device_mismatch(op: str, device: Device, other: Device) -> str:
+    """The message of an op given tensors of two devices, saying what differs where they print alike."""
+    return f"{op}: tensors are on different devices, {device} and {other}{device_difference(device, other)}"
 
 
 class TensorBase:
@@ -54,13 +105,16 @@ class TensorBase:
     @property
     def dtype(self) -> DType:
         """The element type."""
-        return DType.of(self._primitive.dtype)
+        try:
+            return DType.of(self._primitive.dtype)
+        except (TypeError, AttributeError):
+            raise unreadable_primitive(self._primitive, self._device) from None
 
     @property
     def kind(self) -> Kind:
         """Float, Int or Bool."""
-        kind = KIND_OF_NUMPY.get(self._primitive.dtype)
-        return kind if kind is not None else kind_of(self._primitive.dtype)
+        kind = KIND_OF_TYPE.get(type(self._primitive.dtype))
+        return kind if kind is not None else self.dtype.kind
 
     @property
     def device(self) -> Device:
@@ -87,7 +141,7 @@ class TensorBase:
     # -- dispatch ---------------------------------------------------------------------------------
     def _op(self, name: str) -> Any:
         """The backend method ``<kind>_<name>`` for this tensor's kind."""
-        return getattr(self._device.backend, PREFIX[self.kind] + name)
+        return getattr(self._device.backend, self.kind.prefix + name)
 
     def _new(self, primitive: Any) -> Tensor:
         """A tensor on this tensor's device around ``primitive``."""
@@ -122,23 +176,42 @@ class TensorBase:
             )
         device = self._device
         if device is not other._device and device != other._device:
-            raise ValueError(
-                f"{op}: tensors are on different devices, {device} and {other._device}; "
-                f"move one with .to_device(...)"
-            )
+            raise ValueError(f"{device_mismatch(op, device, other._device)}; move one with .to_device(...)")
         return other
 
     def _check_binary(self, op: str, other: object) -> TensorBase:
-        """As ``_check_other``, and the shapes must broadcast (equal rank, dims equal or 1)."""
+        """As ``_check_other``, and the shapes must broadcast (NumPy's rule)."""
         checked = self._check_other(op, other)
         if self._primitive.shape != checked._primitive.shape:
             broadcast_shapes(op, tuple(self._primitive.shape), tuple(checked._primitive.shape))
         return checked
 
+    def _binary_primitives(self, op: str, other: object) -> tuple[Any, Any]:
+        """The primitives of this tensor and ``other`` (checked as by ``_check_binary``), the one of
+        lower rank reshaped with leading dims of size 1: backends and decorators see one rank, and
+        autodiff sums the gradient of a stretched operand back through that reshape."""
+        checked = self._check_other(op, other)
+        p, q = self._primitive, checked._primitive
+        if p.shape != q.shape:
+            broadcast_shapes(op, tuple(p.shape), tuple(q.shape))
+            rank = max(len(p.shape), len(q.shape))
+            if len(p.shape) != len(q.shape):
+                kind = self.kind
+                p, q = self._with_rank(p, rank, kind), self._with_rank(q, rank, kind)
+        return p, q
+
+    def _with_rank(self, primitive: Any, rank: int, kind: Kind) -> Any:
+        """``primitive`` (of ``kind``) with leading dims of size 1 up to ``rank``."""
+        shape = tuple(primitive.shape)
+        if len(shape) == rank:
+            return primitive
+        reshape = getattr(self._device.backend, kind.prefix + "reshape")
+        return reshape(primitive, (1,) * (rank - len(shape)) + shape)
+
     def _check_device_of(self, op: str, other: TensorBase) -> None:
         device = self._device
         if device is not other._device and device != other._device:
-            raise ValueError(f"{op}: tensors are on different devices, {device} and {other._device}")
+            raise ValueError(device_mismatch(op, device, other._device))
 
     def _check_indices(self, op: str, indices: object) -> TensorBase:
         if not isinstance(indices, TensorBase) or indices.kind is not Kind.INT:
@@ -147,13 +220,33 @@ class TensorBase:
         self._check_device_of(op, indices)
         return indices
 
+    def _check_index_values(self, op: str, indices: TensorBase, dim: int) -> None:
+        """Raise unless every value of ``indices`` lies in ``[0, size)`` of ``dim``: a negative index is
+        an error, not counted from the end (as in Burn and PyTorch). Only where the backend
+        ``validates_index_values``: elsewhere the read would wait for the device."""
+        backend = self._device.backend
+        primitive = indices._primitive
+        if not backend.validates_index_values or 0 in tuple(primitive.shape):
+            return
+        values = backend.int_into_data(primitive).to_numpy()
+        low, high = int(values.min()), int(values.max())
+        size = self._primitive.shape[dim]
+        if low < 0:
+            raise IndexError(
+                f"{op}: index {low} is negative; indices along dim {dim} (of size {size}) must lie in "
+                f"[0, {size}), negative ones are not counted from the end"
+            )
+        if high >= size:
+            raise IndexError(
+                f"{op}: index {high} is out of range for dim {dim} of size {size} (of {self.dims()})"
+            )
+
     def _check_mask(self, op: str, mask: object) -> TensorBase:
+        """``mask`` as a Bool tensor on this tensor's device (its shape is checked by each op)."""
         if not isinstance(mask, TensorBase) or mask.kind is not Kind.BOOL:
             got = mask._describe() if isinstance(mask, TensorBase) else type(mask).__name__
             raise TypeError(f"{op}: mask must be a Bool tensor, got {got}")
         self._check_device_of(op, mask)
-        if mask._primitive.shape != self._primitive.shape:
-            broadcast_shapes(op, tuple(self._primitive.shape), tuple(mask._primitive.shape))
         return mask
 
     def _dim(self, op: str, dim: int) -> int:
@@ -166,8 +259,9 @@ class TensorBase:
             raise ValueError(f"{op}: repeated dims in {list(dims)}")
         return out
 
-    def _scalar(self, op: str, value: object) -> Any:
-        """A Python scalar converted for this tensor's kind: no silent truncation of floats to ints."""
+    def _scalar(self, op: str, value: object, in_range: bool = True) -> Any:
+        """A Python scalar converted for this tensor's kind: no silent truncation of floats to ints, and
+        (unless ``in_range`` is false) no int outside the range of an Int tensor's dtype."""
         kind = self.kind
         if kind is Kind.FLOAT:
             if type(value) is float:  # the common case, first: nothing to check or convert
@@ -183,7 +277,15 @@ class TensorBase:
                     f"{op}: expected an int for an {self._describe()}, got {value!r}; "
                     f"convert the tensor with .float() to combine it with floats"
                 )
-            return int(value)
+            number = int(value)
+            if in_range:
+                low, high = int_range(self._primitive.dtype)
+                if not low <= number <= high:
+                    raise OverflowError(
+                        f"{op}: {number} is outside the range [{low}, {high}] of the {self._describe()}; "
+                        f"cast the tensor to a wider dtype with .cast(...)"
+                    )
+            return number
         if not isinstance(value, (bool, int)) or value not in (0, 1):
             raise TypeError(f"{op}: expected a bool for a {self._describe()}, got {value!r}")
         return bool(value)
@@ -222,7 +324,7 @@ class KindConversions(TensorBase):
                 if target == self.dtype
                 else self._new(backend.float_cast(self._primitive, target))
             )
-        return self._new(getattr(backend, PREFIX[kind] + "into_float")(self._primitive, target))
+        return self._new(getattr(backend, kind.prefix + "into_float")(self._primitive, target))
 
     def int(self, dtype: DType | str | None = None) -> Tensor:
         """This tensor as Int (floats truncate toward zero; the device's int dtype unless given)."""
@@ -237,7 +339,7 @@ class KindConversions(TensorBase):
                 if target == self.dtype
                 else self._new(backend.int_cast(self._primitive, target))
             )
-        return self._new(getattr(backend, PREFIX[kind] + "into_int")(self._primitive, target))
+        return self._new(getattr(backend, kind.prefix + "into_int")(self._primitive, target))
 
     def bool(self) -> Tensor:
         """This tensor as Bool: true where non-zero."""

@@ -381,7 +381,9 @@ def quiet_softmax(tensor: Tensor, dim: int) -> Tensor:
 def softplus(tensor: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold`` (as PyTorch).
 
-    Computed as ``(max(beta x, 0) + log1p(exp(-|beta x|))) / beta``, which never overflows.
+    Computed as ``-log_sigmoid(-beta x) / beta``, which never overflows; its gradient is
+    ``sigmoid(beta x)`` everywhere, 0.5 at 0 as PyTorch's (the pieces of
+    ``max(beta x, 0) + log1p(exp(-|beta x|))`` would each claim a one-sided derivative there).
 
     Raises:
         ValueError: ``beta`` is not positive.
@@ -390,7 +392,7 @@ def softplus(tensor: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tens
     b = _positive("softplus", "beta", beta)
     limit = _number("softplus", "threshold", threshold)
     scaled = tensor * b if b != 1.0 else tensor
-    smooth = scaled.clamp_min(0.0) + (-scaled.abs()).exp().log1p()
+    smooth = -log_sigmoid(-scaled)
     if b != 1.0:
         smooth = smooth / b
     return smooth.mask_where(scaled.greater_elem(limit), tensor)

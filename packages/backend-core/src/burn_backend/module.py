@@ -13,9 +13,8 @@ Example:
     >>> module.avg_pool2d(x, 2).dims()
     [1, 1, 2, 2]
 
-The size helpers (``conv_output_size``, ``pool_output_size``, ...) and the tables that every
-implementation shares (``avg_pool_divisors``, ``adaptive_pool_windows``, ``interpolation_taps``) are
-exported for backend authors.
+The output sizes and the tables that every implementation shares (``conv_output_size``,
+``avg_pool_divisors``, ...) are in ``burn_backend.kit``, the module for backend authors.
 """
 
 from __future__ import annotations
@@ -26,16 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from . import kit as _kit
 from ._dtype import Kind
-from ._ops.module import (
-    adaptive_pool_windows,
-    avg_pool_divisors,
-    conv_output_size,
-    conv_transpose_output_size,
-    interpolation_taps,
-    nearest_indices,
-    pool_output_size,
-)
 from ._options import (
     AttentionOptions,
     ConvOptions,
@@ -75,14 +66,6 @@ __all__ = [
     "attention",
     "layer_norm",
     "ctc_loss",
-    # shared tables and sizes, for backend authors
-    "conv_output_size",
-    "conv_transpose_output_size",
-    "pool_output_size",
-    "avg_pool_divisors",
-    "adaptive_pool_windows",
-    "nearest_indices",
-    "interpolation_taps",
     # folding and grid sampling
     "fold4d",
     "grid_sample_2d",
@@ -283,7 +266,7 @@ def _conv_transpose(
                 f"the dilation {list(dilation)} along each dim"
             )
     out = [
-        conv_transpose_output_size(size, k, s, p, q, d)
+        _kit.conv_transpose_output_size(size, k, s, p, q, d)
         for size, k, s, p, q, d in zip(x.dims()[2:], kernel, stride, padding, padding_out, dilation)
     ]
     if min(out) < 1:
@@ -373,7 +356,7 @@ def _pool_args(
         )
     _kernel_fits(op, x, kernel, paddings, dilations)
     out = [
-        pool_output_size(size, k, s, p, d, ceil_mode)
+        _kit.pool_output_size(size, k, s, p, d, ceil_mode)
         for size, k, s, p, d in zip(x.dims()[2:], kernel, strides, paddings, dilations)
     ]
     if min(out) < 1:
@@ -554,7 +537,12 @@ def interpolate(
 
 def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     """The rows of ``weights [n, d]`` that Int ``indices`` (any shape; Burn's is ``[batch, seq]``) pick:
-    ``[*indices.shape, d]``. Indices must lie in ``[0, n)``."""
+    ``[*indices.shape, d]``.
+
+    Raises:
+        IndexError: an index is outside ``[0, n)`` (negative ones too: they are not counted from the
+            end); checked where the backend ``validates_index_values``.
+    """
     op = "embedding"
     weights = _tensor(op, "weights", weights, Kind.FLOAT)
     indices = _tensor(op, "indices", indices, Kind.INT)
@@ -562,6 +550,7 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     if indices.rank < 1:
         raise ValueError(f"{op}: indices must have rank >= 1 ([batch, seq]), got a scalar")
     weights._check_device_of(op, indices)
+    weights._check_index_values(op, indices, 0)
     backend = weights._device.backend
     shape = indices.dims()
     primitive = indices._primitive
@@ -743,7 +732,10 @@ def fold4d(
             f"{op}: dim 1 of x (shape {x.dims()}) must be a positive multiple of kh * kw = {taps} "
             f"(kernel {list(kernel)})"
         )
-    out = [conv_output_size(n, k, s, p, d) for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
+    out = [
+        _kit.conv_output_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)
+    ]
     if min(out) < 1:
         raise ValueError(
             f"{op}: the kernel {list(kernel)} (dilation {list(dilation)}) is larger than the padded output "
@@ -909,7 +901,7 @@ def deform_conv2d(
         raise ValueError(f"{op}: the kernel must not be empty, got weight of shape {weight.dims()}")
     _kernel_fits(op, x, (kh, kw), padding, dilation)
     out = [
-        conv_output_size(size, k, s, p, d)
+        _kit.conv_output_size(size, k, s, p, d)
         for size, k, s, p, d in zip(x.dims()[2:], (kh, kw), stride, padding, dilation)
     ]
     taps = offset_groups * kh * kw

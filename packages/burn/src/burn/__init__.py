@@ -1,24 +1,25 @@
 """Burn for Python: one tensor API over composable backends.
 
 ``burn`` re-exports the installed packages: ``burn.tensor`` (also at the top level), ``burn.backend``,
-``burn.nn``, ``burn.optim``, ``burn.record``, ``burn.train``, ``burn.data`` and ``burn.onnx``. The
-submodules load on first access; one whose package is missing raises ``ModuleNotFoundError`` naming the
-extra to install.
+``burn.nn`` (with ``burn.nn.loss``), ``burn.optim``, ``burn.record``, ``burn.train``, ``burn.data`` and
+``burn.onnx``. Each namespace holds the public names of its package and nothing else, and each can be
+imported by itself (``import burn.nn.loss``) or reached as an attribute (``burn.nn.loss``): the
+namespaces load on first access. One whose package is missing raises ``ModuleNotFoundError`` naming the
+extra of the ``burn-py`` distribution to install.
+
+Example:
+    >>> import burn
+    >>> burn.Tensor is burn.tensor.Tensor
+    True
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
 from . import tensor as tensor
+from ._reexport import submodule as __getattr__  # noqa: F401  (the lazy namespaces)
 from ._version import __version__ as __version__
 from .tensor import *  # noqa: F403  (the tensor API, re-exported by name in burn.tensor.__all__)
 
-SUBMODULES = ("backend", "nn", "optim", "record", "train", "data", "onnx")
 
+def __dir__() -> list[str]:
+    from ._reexport import SUBMODULES
 
-def __getattr__(name: str) -> Any:
-    if name in SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'burn' has no attribute {name!r}")
+    return sorted({*globals(), *SUBMODULES})

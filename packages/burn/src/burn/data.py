@@ -1,8 +1,12 @@
-"""Datasets and data loading: `burn_train.data`.
+"""Datasets and data loading: ``burn_train.data``.
 
-Needs the `train` extra: `pip install 'burn[train]'`.
+Needs the ``train`` extra: ``pip install 'burn-py[train]'``.
 """
 
-from ._reexport import reexport
+try:
+    from burn_train.data import *  # noqa: F403
+    from burn_train.data import __all__ as __all__
+except ModuleNotFoundError as error:
+    from ._reexport import raise_missing_extra
 
-reexport(globals(), "burn_train.data", "train")
+    raise_missing_extra(error, "burn_train.data", "train", __name__)

@@ -1,8 +1,12 @@
-"""ONNX import: `burn_import.onnx`.
+"""ONNX models: ``burn_import.onnx``.
 
-Needs the `import` extra: `pip install 'burn[import]'`.
+Needs the ``import`` extra: ``pip install 'burn-py[import]'``.
 """
 
-from ._reexport import reexport
+try:
+    from burn_import.onnx import *  # noqa: F403
+    from burn_import.onnx import __all__ as __all__
+except ModuleNotFoundError as error:
+    from ._reexport import raise_missing_extra
 
-reexport(globals(), "burn_import.onnx", "import")
+    raise_missing_extra(error, "burn_import.onnx", "import", __name__)

@@ -6,28 +6,22 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from burn_backend import Backend, Device, DType, Tensor, interface_methods
+from burn_backend import Device, DType, Tensor
+from burn_backend.array import ArrayBackend
+from burn_backend.kit import interface_methods
 
 from . import _cupy
 from ._cupy import cp
-from ._ops._array import GENERATORS, check_device, to_device
-from ._ops.activation import ActivationOps
-from ._ops.bool import BoolOps
 from ._ops.float import FloatOps
-from ._ops.int import IntOps
 from ._ops.module import ModuleOps
+from ._runtime import CupyRuntime
 
-_BF16_SINCE = 14  # CuPy's first major version that stores ml_dtypes' bfloat16
-
-_count: int | None = None
+_runtime = CupyRuntime()
 
 
 def _device_count() -> int:
     """The number of GPUs CuPy sees (0 without CuPy, a driver or a GPU), counted once."""
-    global _count
-    if _count is None:
-        _count = 0 if _cupy.unavailable_reason() is not None else int(cp.cuda.runtime.getDeviceCount())
-    return _count
+    return _runtime.device_count()
 
 
 def _device_index(args: tuple[Any, ...]) -> int | None:
@@ -52,7 +46,7 @@ def _on_its_device(method: Any) -> Any:
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _count is None or _count < 2:
+        if _device_count() < 2:
             return method(self, *args, **kwargs)
         index = _device_index(args)
         if index is None or index == cp.cuda.runtime.getDevice():
@@ -74,7 +68,7 @@ def _every_op_on_its_device(cls: type) -> type:
 
 
 @_every_op_on_its_device
-class Cuda(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
+class Cuda(FloatOps, ModuleOps, ArrayBackend):
     """The NVIDIA GPU backend: tensors are CuPy arrays, one device per GPU.
 
     Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy
@@ -97,12 +91,10 @@ class Cuda(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
     is_cpu: ClassVar[bool] = False
     validates_index_values: ClassVar[bool] = False  # a check would read indices back: a synchronization
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
+    runtime = _runtime
 
     def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
         super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
-
-    def device_count(self) -> int:
-        return _device_count()
 
     def device(self, index: int = 0) -> Device:
         """The handle of GPU ``index``.
@@ -116,35 +108,27 @@ class Cuda(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
             raise ValueError(f"cuda: no device {index}; this backend has 0 device(s): {reason}")
         return super().device(index)
 
-    def seed(self, device: Device, seed: int) -> None:
-        check_device(device)
-        with cp.cuda.Device(device.index):
-            GENERATORS[device.index] = cp.random.default_rng(seed)
-
-    def sync(self, device: Device) -> None:
-        check_device(device)
-        cp.cuda.Device(device.index).synchronize()
-
     def memory_cleanup(self, device: Device) -> None:
         """Give the cached blocks of CuPy's memory pool on ``device`` back to the driver."""
-        check_device(device)
+        self.check_device(device)
         with cp.cuda.Device(device.index):
             cp.get_default_memory_pool().free_all_blocks()
-
-    def supports_dtype(self, device: Device, dtype: DType) -> bool:
-        """Every dtype; bf16 from CuPy 14 on (stored as ml_dtypes' ``bfloat16``, computed in f32)."""
-        if dtype is DType.BF16:
-            return int(str(cp.__version__).split(".")[0]) >= _BF16_SINCE
-        return True
 
     def settings(self) -> tuple[Any, ...]:
         return (self.float_dtype, self.int_dtype)
 
 
+def _check_cuda(device: Device) -> None:
+    """Raise unless ``device`` is a GPU of a Cuda backend."""
+    if not isinstance(device.backend, Cuda):
+        raise ValueError(f"cuda: {device} is not a device of the Cuda backend")
+    device.backend.check_device(device)
+
+
 def memory_stats(device: Device) -> dict[str, int]:
     """Bytes of CuPy's memory pool on ``device``: ``in_use`` by live arrays and ``reserved`` (in use
     plus cached for reuse)."""
-    check_device(device)
+    _check_cuda(device)
     with cp.cuda.Device(device.index):
         pool = cp.get_default_memory_pool()
         return {"in_use": int(pool.used_bytes()), "reserved": int(pool.total_bytes())}
@@ -168,12 +152,12 @@ def from_dlpack(source: Any, device: Device | None = None) -> Tensor:
     kind, index = source.__dlpack_device__()
     if int(kind) != _DLPACK_CUDA:
         target = device if device is not None else Cuda().device(0)
-        check_device(target)
+        _check_cuda(target)
         return Tensor.from_dlpack(source, target)
     target = device if device is not None else Cuda().device(int(index))
-    check_device(target)
+    _check_cuda(target)
     with cp.cuda.Device(int(index)):
         array = cp.from_dlpack(source)
     if array.device.id != target.index:
-        array = to_device(target.backend, array, target)
+        array = _runtime.move(array, target.index)
     return Tensor.from_primitive(array, target)

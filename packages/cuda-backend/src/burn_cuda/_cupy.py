@@ -64,6 +64,8 @@ class _LazyCupy:
     """A stand-in for the ``cupy`` module that imports it on first attribute access."""
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # probes such as abc's __isabstractmethod__ must not import CuPy
+            raise AttributeError(name)
         module = load()
         # copy every attribute over: later reads find them in the instance dict, not through here
         vars(self).update(vars(module))

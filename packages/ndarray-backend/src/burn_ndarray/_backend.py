@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
+from burn_backend import Device, DType
+from burn_backend.array import ArrayBackend
 
-from burn_backend import Backend, Device, DType
-
-from ._ops._array import GENERATORS, check_device
 from ._ops.activation import ActivationOps
-from ._ops.bool import BoolOps
-from ._ops.float import FloatOps
-from ._ops.int import IntOps
 from ._ops.module import ModuleOps
+from ._runtime import NumpyRuntime
 
 
-class NdArray(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
+class NdArray(ModuleOps, ActivationOps, ArrayBackend):
     """The CPU backend: tensors are NumPy arrays, matrix products and convolutions use BLAS.
 
     Args:
@@ -32,16 +28,10 @@ class NdArray(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, Backend):
 
     name: ClassVar[str] = "ndarray"
     is_cpu: ClassVar[bool] = True
+    runtime = NumpyRuntime()
 
     def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
         super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
-
-    def device_count(self) -> int:
-        return 1
-
-    def seed(self, device: Device, seed: int) -> None:
-        check_device(device)
-        GENERATORS[device.index] = np.random.default_rng(seed)
 
     def sync(self, device: Device) -> None:
         """NumPy computes eagerly: nothing is ever queued."""

@@ -2,8 +2,14 @@
 
 ``Module``, ``Param`` and ``Config`` are the building blocks; layers come as a ``XConfig`` (a ``Config``
 whose ``init(device)`` builds the layer) and the layer ``X``. Losses live in ``burn_nn.loss``,
-optimizers and learning-rate schedulers in ``burn_nn.optim``.
+optimizers and learning-rate schedulers in ``burn_nn.optim``. ``ParamId``, ``ParamRecord`` and the
+``Recorder`` protocol are backend-core's record vocabulary, re-exported: ``Module.save_file`` and
+``Module.load_file`` take any recorder (burn-record has them).
 """
+
+from burn_backend import ParamId as ParamId
+from burn_backend import ParamRecord as ParamRecord
+from burn_backend import Recorder as Recorder
 
 from . import loss as loss
 from ._activation import GLU as GLU
@@ -98,7 +104,6 @@ from ._lstm import LstmState as LstmState
 from ._module import Module as Module
 from ._module import ModuleMapper as ModuleMapper
 from ._module import ModuleVisitor as ModuleVisitor
-from ._module import ParamRecord as ParamRecord
 from ._module import RecordError as RecordError
 from ._module import is_training as is_training
 from ._norm import BatchNorm as BatchNorm
@@ -116,7 +121,6 @@ from ._padding import PaddingConfig1d as PaddingConfig1d
 from ._padding import PaddingConfig2d as PaddingConfig2d
 from ._padding import PaddingConfig3d as PaddingConfig3d
 from ._param import Param as Param
-from ._param import ParamId as ParamId
 from ._param import RunningState as RunningState
 from ._pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
 from ._pool import AdaptiveAvgPool1dConfig as AdaptiveAvgPool1dConfig
@@ -178,6 +182,7 @@ __all__ = [
     "ModuleMapper",
     "ModuleVisitor",
     "ParamRecord",
+    "Recorder",
     "RecordError",
     "is_training",
     "Param",

@@ -1,12 +1,24 @@
 """Activation modules (Burn's ``burn::nn::activation``): one module per function of
 ``burn_backend.activation``, a ``XConfig`` where the function has settings, and the ``ActivationConfig``
-family that chooses an activation by name."""
+family that chooses an activation by name.
+
+Each activation is declared once, as a class statement whose keywords say what it computes:
+``function=`` the function of ``burn_backend.activation`` that ``forward`` applies, to the input and then
+to the module's settings in the order of its config's fields; the base says where the settings come from
+(none, ``_AlongDim``: a ``dim``, ``_Configured[XConfig]``: the fields of ``XConfig``, checked as finite
+numbers, ``positive=``/``non_negative=``/``ordered=`` adding bounds); a class with learned parameters
+(``_Learned[XConfig]``) writes its ``__init__`` and ``forward``. ``forward`` and each config's ``init``
+are made from the declaration, and so is the ``ActivationConfig`` kind of every activation.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
-from dataclasses import dataclass, field
-from typing import ClassVar
+import typing
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from burn_backend import Device, Tensor
 from burn_backend import activation as A
@@ -68,6 +80,11 @@ __all__ = [
     "ThresholdedReluConfig",
 ]
 
+M = TypeVar("M", bound="Activation")
+S = TypeVar("S", bound=Config)
+S_co = TypeVar("S_co", bound=Config, covariant=True)
+S_contra = TypeVar("S_contra", bound=Config, contravariant=True)
+
 
 def _number(
     layer: str, name: str, value: object, *, minimum: float | None = None, strict: bool = False
@@ -91,184 +108,228 @@ def _dim(layer: str, dim: object) -> int:
     return dim
 
 
+# Every activation module declared in this file, in order: the ActivationConfig kinds are made from it.
+_DECLARED: list[type[Activation]] = []
+
+
 class Activation(Module):
     """The base of the activation modules (the role of Burn's ``Activation`` enum): ``forward`` maps a
     Float tensor to one of the same shape (``GLU`` and ``SwiGlu`` change the size of one dim).
     ``ActivationConfig.init`` returns one."""
+
+    def __init_subclass__(cls, *, function: Callable[..., Tensor] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if function is not None:
+            # setattr: a method made at run time has no static type to assign
+            setattr(cls, "forward", _forward(cls, function, cls._setting_names()))  # noqa: B010
+        if cls.__module__ == __name__ and not cls.__name__.startswith("_"):
+            if "forward" not in vars(cls):
+                raise TypeError(f"activation {cls.__name__} needs function= or its own forward")
+            _DECLARED.append(cls)
+
+    @classmethod
+    def _setting_names(cls) -> tuple[str, ...]:
+        """The attributes ``forward`` passes to the function after the input, in order."""
+        return ()
 
     def forward(self, input: Tensor) -> Tensor:
         """The activation of ``input``."""
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
 
 
+def _forward(
+    cls: type[Activation], function: Callable[..., Tensor], names: tuple[str, ...]
+) -> Callable[[Activation, Tensor], Tensor]:
+    """The ``forward`` of a declared activation: ``function(input, *settings)``."""
+    if names:
+
+        def forward(self: Activation, input: Tensor) -> Tensor:
+            return function(input, *[getattr(self, name) for name in names])
+
+    else:
+
+        def forward(self: Activation, input: Tensor) -> Tensor:
+            return function(input)
+
+    forward.__doc__ = f"``{function.__name__}({', '.join(('input', *names))})``."
+    forward.__qualname__ = f"{cls.__qualname__}.forward"
+    return forward
+
+
+class _AlongDim(Activation):
+    """An activation along one dim, given when the module is built."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = _dim(type(self).__name__, dim)
+
+    @classmethod
+    def _setting_names(cls) -> tuple[str, ...]:
+        return ("dim",)
+
+
+class _Settings(Config, Generic[M]):
+    """The config of an activation with settings: ``init`` builds the activation declared with it."""
+
+    _module: ClassVar[Callable[[Any], Activation]]
+
+    def init(self, device: Device | None = None) -> M:
+        """The activation (it has no parameters; ``device`` is accepted for uniformity)."""
+        return cast(M, type(self)._module(self))
+
+
+def _settings_of(cls: type, base: type) -> Any:
+    """``XConfig`` of a class declared as ``base[XConfig]`` (or inheriting from one)."""
+    for origin in vars(cls).get("__orig_bases__", ()):
+        if typing.get_origin(origin) is base:
+            return typing.get_args(origin)[0]
+    inherited = getattr(cls, "_settings", None)
+    if inherited is None:
+        raise TypeError(f"{cls.__name__} must be declared as {base.__name__}[ItsConfig]")
+    return inherited
+
+
+class _Configured(Activation, Generic[S]):
+    """An activation whose settings are the fields of its config ``S``: finite numbers, checked when the
+    module is built (bounds from the declaration's ``positive=``, ``non_negative=`` and ``ordered=``)."""
+
+    _settings: ClassVar[type[Config]]
+    _positive: ClassVar[frozenset[str]] = frozenset()
+    _non_negative: ClassVar[frozenset[str]] = frozenset()
+    _ordered: ClassVar[tuple[str, str] | None] = None
+
+    def __init_subclass__(
+        cls,
+        *,
+        positive: tuple[str, ...] = (),
+        non_negative: tuple[str, ...] = (),
+        ordered: tuple[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        cls._settings = _settings_of(cls, _Configured)
+        cls._positive = frozenset(positive)
+        cls._non_negative = frozenset(non_negative)
+        cls._ordered = ordered
+        if issubclass(cls._settings, _Settings):
+            cls._settings._module = cls
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    def _setting_names(cls) -> tuple[str, ...]:
+        return tuple(field.name for field in dataclasses.fields(cls._settings))  # type: ignore[arg-type]
+
+    def __init__(self, config: S) -> None:
+        layer = type(self).__name__
+        for name in self._setting_names():
+            minimum = 0.0 if name in self._positive or name in self._non_negative else None
+            value = _number(
+                layer, name, getattr(config, name), minimum=minimum, strict=name in self._positive
+            )
+            setattr(self, name, value)
+        if self._ordered is not None:
+            low, high = self._ordered
+            if getattr(self, low) > getattr(self, high):
+                raise ValueError(f"{layer}: {low} {getattr(self, low)} is above {high} {getattr(self, high)}")
+
+
+class _Learned(Activation, Generic[S]):
+    """An activation with parameters, built from its config ``S`` on a device; it writes its own
+    ``__init__(config, device)`` and ``forward``."""
+
+    _settings: ClassVar[type[Config]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        cls._settings = _settings_of(cls, _Learned)
+        super().__init_subclass__(**kwargs)
+
+
 # -- activations without settings -----------------------------------------------------------------------
-class Relu(Activation):
+class Relu(Activation, function=A.relu):
     """``max(x, 0)`` (see ``burn_backend.activation.relu``)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``relu(input)``."""
-        return A.relu(input)
 
-
-class Relu6(Activation):
+class Relu6(Activation, function=A.relu6):
     """``min(max(x, 0), 6)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``relu6(input)``."""
-        return A.relu6(input)
 
-
-class Gelu(Activation):
+class Gelu(Activation, function=A.gelu):
     """The exact Gaussian error linear unit ``x * Phi(x)`` (PyTorch's ``nn.GELU()``)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``gelu(input)``."""
-        return A.gelu(input)
 
-
-class GeluApproximate(Activation):
+class GeluApproximate(Activation, function=A.gelu_tanh):
     """GELU with the tanh approximation ``x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))``
     (PyTorch's ``nn.GELU(approximate="tanh")``)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``gelu_tanh(input)``."""
-        return A.gelu_tanh(input)
 
-
-class Sigmoid(Activation):
+class Sigmoid(Activation, function=A.sigmoid):
     """The logistic function ``1 / (1 + exp(-x))``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``sigmoid(input)``."""
-        return A.sigmoid(input)
 
-
-class LogSigmoid(Activation):
+class LogSigmoid(Activation, function=A.log_sigmoid):
     """``log(sigmoid(x))``, without overflow."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``log_sigmoid(input)``."""
-        return A.log_sigmoid(input)
 
-
-class SiLU(Activation):
+class SiLU(Activation, function=A.silu):
     """The sigmoid linear unit (swish) ``x * sigmoid(x)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``silu(input)``."""
-        return A.silu(input)
 
-
-class HardSwish(Activation):
+class HardSwish(Activation, function=A.hard_swish):
     """``x * relu6(x + 3) / 6`` (PyTorch's ``nn.Hardswish``)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``hard_swish(input)``."""
-        return A.hard_swish(input)
 
-
-class Mish(Activation):
+class Mish(Activation, function=A.mish):
     """``x * tanh(softplus(x))``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``mish(input)``."""
-        return A.mish(input)
 
-
-class Selu(Activation):
+class Selu(Activation, function=A.selu):
     """The scaled exponential linear unit, with PyTorch's constants."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``selu(input)``."""
-        return A.selu(input)
 
-
-class Softsign(Activation):
+class Softsign(Activation, function=A.softsign):
     """``x / (1 + |x|)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``softsign(input)``."""
-        return A.softsign(input)
 
-
-class Tanh(Activation):
+class Tanh(Activation, function=A.tanh):
     """The hyperbolic tangent."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``tanh(input)``."""
-        return A.tanh(input)
 
-
-class Tanhshrink(Activation):
+class Tanhshrink(Activation, function=A.tanhshrink):
     """``x - tanh(x)``."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``tanhshrink(input)``."""
-        return A.tanhshrink(input)
 
 
 # -- activations along a dim ----------------------------------------------------------------------------
-class Softmax(Activation):
+class Softmax(_AlongDim, function=A.softmax):
     """``exp(x) / sum(exp(x))`` along ``dim`` (negative counts from the end), as ``nn.Softmax(dim)``.
 
     Args:
         dim: the dim that sums to 1.
     """
 
-    def __init__(self, dim: int) -> None:
-        self.dim = _dim("Softmax", dim)
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``softmax(input, dim)``."""
-        return A.softmax(input, self.dim)
-
-
-class LogSoftmax(Activation):
+class LogSoftmax(_AlongDim, function=A.log_softmax):
     """``log(softmax(x))`` along ``dim``, as ``nn.LogSoftmax(dim)``.
 
     Args:
         dim: the dim normalized over.
     """
 
-    def __init__(self, dim: int) -> None:
-        self.dim = _dim("LogSoftmax", dim)
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``log_softmax(input, dim)``."""
-        return A.log_softmax(input, self.dim)
-
-
-class Softmin(Activation):
+class Softmin(_AlongDim, function=A.softmin):
     """``softmax(-x)`` along ``dim``, as ``nn.Softmin(dim)``.
 
     Args:
         dim: the dim that sums to 1.
     """
 
-    def __init__(self, dim: int) -> None:
-        self.dim = _dim("Softmin", dim)
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``softmin(input, dim)``."""
-        return A.softmin(input, self.dim)
-
-
-class QuietSoftmax(Activation):
+class QuietSoftmax(_AlongDim, function=A.quiet_softmax):
     """Burn's quiet softmax ``exp(x) / (1 + sum(exp(x)))`` along ``dim``: a row may sum to less than 1.
 
     Args:
         dim: the dim normalized over.
     """
 
-    def __init__(self, dim: int) -> None:
-        self.dim = _dim("QuietSoftmax", dim)
 
-    def forward(self, input: Tensor) -> Tensor:
-        """``quiet_softmax(input, dim)``."""
-        return A.quiet_softmax(input, self.dim)
-
-
-class GLU(Activation):
+class GLU(_AlongDim, function=A.glu):
     """The gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the halves of the input along ``dim``
     (whose size must be even; the output has half of it), as ``nn.GLU(dim)``.
 
@@ -277,35 +338,150 @@ class GLU(Activation):
     """
 
     def __init__(self, dim: int = -1) -> None:
-        self.dim = _dim("GLU", dim)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``glu(input, dim)``."""
-        return A.glu(input, self.dim)
+        super().__init__(dim)
 
 
 # -- activations with settings --------------------------------------------------------------------------
-class LeakyReluConfig(Config):
+class LeakyReluConfig(_Settings["LeakyRelu"]):
     """Settings of a ``LeakyRelu``: ``negative_slope``, the slope for negative inputs."""
 
     negative_slope: float = 0.01
 
-    def init(self, device: Device | None = None) -> LeakyRelu:
-        """A ``LeakyRelu`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return LeakyRelu(self)
 
-
-class LeakyRelu(Activation):
+class LeakyRelu(_Configured[LeakyReluConfig], function=A.leaky_relu):
     """``x`` where ``x >= 0``, else ``negative_slope * x``."""
 
-    def __init__(self, config: LeakyReluConfig) -> None:
-        self.negative_slope = _number("LeakyRelu", "negative_slope", config.negative_slope)
+
+class RReluConfig(_Settings["RRelu"]):
+    """Settings of an ``RRelu``: the range ``[lower, upper)`` of the random negative slopes."""
+
+    lower: float = 1.0 / 8.0
+    upper: float = 1.0 / 3.0
+
+
+class RRelu(_Configured[RReluConfig], ordered=("lower", "upper")):
+    """The randomized leaky ReLU (Xu et al., 2015), as PyTorch's ``nn.RReLU``: while training (on an
+    autodiff backend) each negative value is scaled by its own slope drawn uniformly from
+    ``[lower, upper)`` with the device's generator; in evaluation by ``(lower + upper) / 2``."""
+
+    lower: float
+    upper: float
 
     def forward(self, input: Tensor) -> Tensor:
-        """``leaky_relu(input, negative_slope)``."""
-        return A.leaky_relu(input, self.negative_slope)
+        """``rrelu(input, lower, upper, training)``, training where the input is on an autodiff backend."""
+        return A.rrelu(input, self.lower, self.upper, training=is_training(input))
 
 
+class HardSigmoidConfig(_Settings["HardSigmoid"]):
+    """Settings of a ``HardSigmoid``: ``max(0, min(1, alpha * x + beta))`` (ONNX's defaults; PyTorch's
+    ``nn.Hardsigmoid`` is ``alpha = 1/6``)."""
+
+    alpha: float = 0.2
+    beta: float = 0.5
+
+
+class HardSigmoid(_Configured[HardSigmoidConfig], function=A.hard_sigmoid):
+    """``max(0, min(1, alpha * x + beta))``."""
+
+
+class EluConfig(_Settings["Elu"]):
+    """Settings of an ``Elu``: ``alpha``, the scale of the negative part."""
+
+    alpha: float = 1.0
+
+
+class Elu(_Configured[EluConfig], function=A.elu):
+    """The exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+
+
+class CeluConfig(_Settings["Celu"]):
+    """Settings of a ``Celu``: ``alpha`` (positive)."""
+
+    alpha: float = 1.0
+
+
+class Celu(_Configured[CeluConfig], function=A.celu, positive=("alpha",)):
+    """The continuously differentiable ELU ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+
+class SoftplusConfig(_Settings["Softplus"]):
+    """Settings of a ``Softplus``: ``beta`` (positive) and the ``threshold`` of ``beta * x`` above which
+    the function is the identity."""
+
+    beta: float = 1.0
+    threshold: float = 20.0
+
+
+class Softplus(_Configured[SoftplusConfig], function=A.softplus, positive=("beta",)):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
+
+
+class HardtanhConfig(_Settings["Hardtanh"]):
+    """Settings of a ``Hardtanh``: the finite range ``[min_val, max_val]``."""
+
+    min_val: float = -1.0
+    max_val: float = 1.0
+
+
+class Hardtanh(_Configured[HardtanhConfig], function=A.hardtanh, ordered=("min_val", "max_val")):
+    """``x`` clamped to ``[min_val, max_val]``."""
+
+
+class ThresholdConfig(_Settings["Threshold"]):
+    """Settings of a ``Threshold``: values at or below ``threshold`` become ``value``."""
+
+    threshold: float
+    value: float
+
+
+class Threshold(_Configured[ThresholdConfig], function=A.threshold):
+    """``x`` where ``x > threshold``, else ``value`` (PyTorch's ``nn.Threshold``)."""
+
+
+class ThresholdedReluConfig(_Settings["ThresholdedRelu"]):
+    """Settings of a ``ThresholdedRelu``: ``alpha``, the threshold."""
+
+    alpha: float = 1.0
+
+
+class ThresholdedRelu(_Configured[ThresholdedReluConfig], function=A.thresholded_relu):
+    """``x`` where ``x > alpha``, else 0 (ONNX ThresholdedRelu)."""
+
+
+class ShrinkConfig(_Settings["Shrink"]):
+    """Settings of a ``Shrink`` (ONNX Shrink): ``lambd`` (Burn's ``lambda``, a Python keyword), the
+    half-width of the zeroed band, and ``bias``, subtracted from the magnitude of the values outside it."""
+
+    lambd: float = 0.5
+    bias: float = 0.5
+
+
+class Shrink(_Configured[ShrinkConfig], function=A.shrink, non_negative=("lambd",)):
+    """``x - bias`` where ``x > lambd``, ``x + bias`` where ``x < -lambd``, else 0."""
+
+
+class HardShrinkConfig(_Settings["HardShrink"]):
+    """Settings of a ``HardShrink``: ``lambd`` (Burn's ``lambda``), the half-width of the zeroed band."""
+
+    lambd: float = 0.5
+
+
+class HardShrink(_Configured[HardShrinkConfig], function=A.hard_shrink, non_negative=("lambd",)):
+    """``x`` where ``|x| > lambd``, else 0 (PyTorch's ``nn.Hardshrink``)."""
+
+
+class SoftShrinkConfig(_Settings["SoftShrink"]):
+    """Settings of a ``SoftShrink``: ``lambd`` (Burn's ``lambda``), the half-width of the zeroed band."""
+
+    lambd: float = 0.5
+
+
+class SoftShrink(_Configured[SoftShrinkConfig], function=A.soft_shrink, non_negative=("lambd",)):
+    """``x - lambd`` where ``x > lambd``, ``x + lambd`` where ``x < -lambd``, else 0 (PyTorch's
+    ``nn.Softshrink``)."""
+
+
+# -- activations with parameters ------------------------------------------------------------------------
 class PReluConfig(Config):
     """Settings of a ``PRelu``.
 
@@ -323,7 +499,7 @@ class PReluConfig(Config):
         return PRelu(self, device)
 
 
-class PRelu(Activation):
+class PRelu(_Learned[PReluConfig]):
     """The parametric ReLU: ``x`` where ``x >= 0``, else ``alpha * x``, with learned slopes ``alpha``
     (shape ``[num_parameters]``), as PyTorch's ``nn.PReLU``."""
 
@@ -341,259 +517,6 @@ class PRelu(Activation):
             ValueError: there are several slopes and dim 1 of the input is not their number.
         """
         return A.prelu(input, self.alpha.val())
-
-
-class RReluConfig(Config):
-    """Settings of an ``RRelu``: the range ``[lower, upper)`` of the random negative slopes."""
-
-    lower: float = 1.0 / 8.0
-    upper: float = 1.0 / 3.0
-
-    def init(self, device: Device | None = None) -> RRelu:
-        """An ``RRelu`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return RRelu(self)
-
-
-class RRelu(Activation):
-    """The randomized leaky ReLU (Xu et al., 2015), as PyTorch's ``nn.RReLU``: while training (on an
-    autodiff backend) each negative value is scaled by its own slope drawn uniformly from
-    ``[lower, upper)`` with the device's generator; in evaluation by ``(lower + upper) / 2``."""
-
-    def __init__(self, config: RReluConfig) -> None:
-        self.lower = _number("RRelu", "lower", config.lower)
-        self.upper = _number("RRelu", "upper", config.upper)
-        if self.lower > self.upper:
-            raise ValueError(f"RRelu: lower {self.lower} is above upper {self.upper}")
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``rrelu(input, lower, upper, training)``, training where the input is on an autodiff backend."""
-        return A.rrelu(input, self.lower, self.upper, training=is_training(input))
-
-
-class HardSigmoidConfig(Config):
-    """Settings of a ``HardSigmoid``: ``max(0, min(1, alpha * x + beta))`` (ONNX's defaults; PyTorch's
-    ``nn.Hardsigmoid`` is ``alpha = 1/6``)."""
-
-    alpha: float = 0.2
-    beta: float = 0.5
-
-    def init(self, device: Device | None = None) -> HardSigmoid:
-        """A ``HardSigmoid`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return HardSigmoid(self)
-
-
-class HardSigmoid(Activation):
-    """``max(0, min(1, alpha * x + beta))``."""
-
-    def __init__(self, config: HardSigmoidConfig) -> None:
-        self.alpha = _number("HardSigmoid", "alpha", config.alpha)
-        self.beta = _number("HardSigmoid", "beta", config.beta)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``hard_sigmoid(input, alpha, beta)``."""
-        return A.hard_sigmoid(input, self.alpha, self.beta)
-
-
-class EluConfig(Config):
-    """Settings of an ``Elu``: ``alpha``, the scale of the negative part."""
-
-    alpha: float = 1.0
-
-    def init(self, device: Device | None = None) -> Elu:
-        """An ``Elu`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Elu(self)
-
-
-class Elu(Activation):
-    """The exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
-
-    def __init__(self, config: EluConfig) -> None:
-        self.alpha = _number("Elu", "alpha", config.alpha)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``elu(input, alpha)``."""
-        return A.elu(input, self.alpha)
-
-
-class CeluConfig(Config):
-    """Settings of a ``Celu``: ``alpha`` (positive)."""
-
-    alpha: float = 1.0
-
-    def init(self, device: Device | None = None) -> Celu:
-        """A ``Celu`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Celu(self)
-
-
-class Celu(Activation):
-    """The continuously differentiable ELU ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-
-    def __init__(self, config: CeluConfig) -> None:
-        self.alpha = _number("Celu", "alpha", config.alpha, minimum=0.0, strict=True)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``celu(input, alpha)``."""
-        return A.celu(input, self.alpha)
-
-
-class SoftplusConfig(Config):
-    """Settings of a ``Softplus``: ``beta`` (positive) and the ``threshold`` of ``beta * x`` above which
-    the function is the identity."""
-
-    beta: float = 1.0
-    threshold: float = 20.0
-
-    def init(self, device: Device | None = None) -> Softplus:
-        """A ``Softplus`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Softplus(self)
-
-
-class Softplus(Activation):
-    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
-
-    def __init__(self, config: SoftplusConfig) -> None:
-        self.beta = _number("Softplus", "beta", config.beta, minimum=0.0, strict=True)
-        self.threshold = _number("Softplus", "threshold", config.threshold)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``softplus(input, beta, threshold)``."""
-        return A.softplus(input, self.beta, self.threshold)
-
-
-class HardtanhConfig(Config):
-    """Settings of a ``Hardtanh``: the finite range ``[min_val, max_val]``."""
-
-    min_val: float = -1.0
-    max_val: float = 1.0
-
-    def init(self, device: Device | None = None) -> Hardtanh:
-        """A ``Hardtanh`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Hardtanh(self)
-
-
-class Hardtanh(Activation):
-    """``x`` clamped to ``[min_val, max_val]``."""
-
-    def __init__(self, config: HardtanhConfig) -> None:
-        self.min_val = _number("Hardtanh", "min_val", config.min_val)
-        self.max_val = _number("Hardtanh", "max_val", config.max_val)
-        if self.min_val > self.max_val:
-            raise ValueError(f"Hardtanh: min_val {self.min_val} is above max_val {self.max_val}")
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``hardtanh(input, min_val, max_val)``."""
-        return A.hardtanh(input, self.min_val, self.max_val)
-
-
-class ThresholdConfig(Config):
-    """Settings of a ``Threshold``: values at or below ``threshold`` become ``value``."""
-
-    threshold: float
-    value: float
-
-    def init(self, device: Device | None = None) -> Threshold:
-        """A ``Threshold`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Threshold(self)
-
-
-class Threshold(Activation):
-    """``x`` where ``x > threshold``, else ``value`` (PyTorch's ``nn.Threshold``)."""
-
-    def __init__(self, config: ThresholdConfig) -> None:
-        self.threshold = _number("Threshold", "threshold", config.threshold)
-        self.value = _number("Threshold", "value", config.value)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``threshold(input, threshold, value)``."""
-        return A.threshold(input, self.threshold, self.value)
-
-
-class ThresholdedReluConfig(Config):
-    """Settings of a ``ThresholdedRelu``: ``alpha``, the threshold."""
-
-    alpha: float = 1.0
-
-    def init(self, device: Device | None = None) -> ThresholdedRelu:
-        """A ``ThresholdedRelu`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return ThresholdedRelu(self)
-
-
-class ThresholdedRelu(Activation):
-    """``x`` where ``x > alpha``, else 0 (ONNX ThresholdedRelu)."""
-
-    def __init__(self, config: ThresholdedReluConfig) -> None:
-        self.alpha = _number("ThresholdedRelu", "alpha", config.alpha)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``thresholded_relu(input, alpha)``."""
-        return A.thresholded_relu(input, self.alpha)
-
-
-class ShrinkConfig(Config):
-    """Settings of a ``Shrink`` (ONNX Shrink): ``lambd`` (Burn's ``lambda``, a Python keyword), the
-    half-width of the zeroed band, and ``bias``, subtracted from the magnitude of the values outside it."""
-
-    lambd: float = 0.5
-    bias: float = 0.5
-
-    def init(self, device: Device | None = None) -> Shrink:
-        """A ``Shrink`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return Shrink(self)
-
-
-class Shrink(Activation):
-    """``x - bias`` where ``x > lambd``, ``x + bias`` where ``x < -lambd``, else 0."""
-
-    def __init__(self, config: ShrinkConfig) -> None:
-        self.lambd = _number("Shrink", "lambd", config.lambd, minimum=0.0)
-        self.bias = _number("Shrink", "bias", config.bias)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``shrink(input, lambd, bias)``."""
-        return A.shrink(input, self.lambd, self.bias)
-
-
-class HardShrinkConfig(Config):
-    """Settings of a ``HardShrink``: ``lambd`` (Burn's ``lambda``), the half-width of the zeroed band."""
-
-    lambd: float = 0.5
-
-    def init(self, device: Device | None = None) -> HardShrink:
-        """A ``HardShrink`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return HardShrink(self)
-
-
-class HardShrink(Activation):
-    """``x`` where ``|x| > lambd``, else 0 (PyTorch's ``nn.Hardshrink``)."""
-
-    def __init__(self, config: HardShrinkConfig) -> None:
-        self.lambd = _number("HardShrink", "lambd", config.lambd, minimum=0.0)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``hard_shrink(input, lambd)``."""
-        return A.hard_shrink(input, self.lambd)
-
-
-class SoftShrinkConfig(Config):
-    """Settings of a ``SoftShrink``: ``lambd`` (Burn's ``lambda``), the half-width of the zeroed band."""
-
-    lambd: float = 0.5
-
-    def init(self, device: Device | None = None) -> SoftShrink:
-        """A ``SoftShrink`` (it has no parameters; ``device`` is accepted for uniformity)."""
-        return SoftShrink(self)
-
-
-class SoftShrink(Activation):
-    """``x - lambd`` where ``x > lambd``, ``x + lambd`` where ``x < -lambd``, else 0 (PyTorch's
-    ``nn.Softshrink``)."""
-
-    def __init__(self, config: SoftShrinkConfig) -> None:
-        self.lambd = _number("SoftShrink", "lambd", config.lambd, minimum=0.0)
-
-    def forward(self, input: Tensor) -> Tensor:
-        """``soft_shrink(input, lambd)``."""
-        return A.soft_shrink(input, self.lambd)
 
 
 class SwiGluConfig(Config):
@@ -617,7 +540,7 @@ class SwiGluConfig(Config):
         return SwiGlu(self, device)
 
 
-class SwiGlu(Activation):
+class SwiGlu(_Learned[SwiGluConfig]):
     """The swish-gated linear unit (Shazeer, 2020): ``silu(linear_inner(x)) * linear_outer(x)``, two
     ``Linear`` layers ``[d_input] -> [d_output]``."""
 
@@ -634,6 +557,24 @@ class SwiGlu(Activation):
 
 
 # -- the family ----------------------------------------------------------------------------------------
+class _Unit(Protocol):
+    """The type of a kind without settings (for type checkers): ``ActivationConfig.Relu()``."""
+
+    def __call__(self) -> ActivationConfig: ...
+
+
+class _WithConfig(Protocol[S_contra]):
+    """The type of a kind holding a config (for type checkers): ``ActivationConfig.Elu(EluConfig(0.5))``."""
+
+    def __call__(self, config: S_contra = ...) -> ActivationConfig: ...
+
+
+class _AlongADim(Protocol):
+    """The type of a kind along a dim (for type checkers): ``ActivationConfig.Softmax(-1)``."""
+
+    def __call__(self, dim: int = ...) -> ActivationConfig: ...
+
+
 @variant
 class ActivationConfig:
     """The family of activations, as Burn's ``ActivationConfig`` enum: one frozen dataclass per kind, so
@@ -650,44 +591,47 @@ class ActivationConfig:
     A config field of this type saves to and loads from JSON as ``{"Relu": {}}`` or
     ``{"LeakyRelu": {"config": {"negative_slope": 0.2}}}``.
 
+    The kinds are made from the activation modules' declarations; the annotations below only give them
+    their types.
+
     Example:
         >>> activation = ActivationConfig.LeakyRelu(LeakyReluConfig(0.2)).init(device)
         >>> type(activation).__name__
         'LeakyRelu'
     """
 
-    Relu: ClassVar[type[_ReluKind]]
-    Relu6: ClassVar[type[_Relu6Kind]]
-    Gelu: ClassVar[type[_GeluKind]]
-    GeluApproximate: ClassVar[type[_GeluApproximateKind]]
-    Sigmoid: ClassVar[type[_SigmoidKind]]
-    LogSigmoid: ClassVar[type[_LogSigmoidKind]]
-    SiLU: ClassVar[type[_SiLUKind]]
-    HardSwish: ClassVar[type[_HardSwishKind]]
-    Mish: ClassVar[type[_MishKind]]
-    Selu: ClassVar[type[_SeluKind]]
-    Softsign: ClassVar[type[_SoftsignKind]]
-    Tanh: ClassVar[type[_TanhKind]]
-    Tanhshrink: ClassVar[type[_TanhshrinkKind]]
-    LeakyRelu: ClassVar[type[_LeakyReluKind]]
-    PRelu: ClassVar[type[_PReluKind]]
-    RRelu: ClassVar[type[_RReluKind]]
-    HardSigmoid: ClassVar[type[_HardSigmoidKind]]
-    Elu: ClassVar[type[_EluKind]]
-    Celu: ClassVar[type[_CeluKind]]
-    Softplus: ClassVar[type[_SoftplusKind]]
-    Hardtanh: ClassVar[type[_HardtanhKind]]
-    Threshold: ClassVar[type[_ThresholdKind]]
-    ThresholdedRelu: ClassVar[type[_ThresholdedReluKind]]
-    Shrink: ClassVar[type[_ShrinkKind]]
-    HardShrink: ClassVar[type[_HardShrinkKind]]
-    SoftShrink: ClassVar[type[_SoftShrinkKind]]
-    SwiGlu: ClassVar[type[_SwiGluKind]]
-    Softmax: ClassVar[type[_SoftmaxKind]]
-    LogSoftmax: ClassVar[type[_LogSoftmaxKind]]
-    Softmin: ClassVar[type[_SoftminKind]]
-    QuietSoftmax: ClassVar[type[_QuietSoftmaxKind]]
-    GLU: ClassVar[type[_GLUKind]]
+    Relu: ClassVar[_Unit]
+    Relu6: ClassVar[_Unit]
+    Gelu: ClassVar[_Unit]
+    GeluApproximate: ClassVar[_Unit]
+    Sigmoid: ClassVar[_Unit]
+    LogSigmoid: ClassVar[_Unit]
+    SiLU: ClassVar[_Unit]
+    HardSwish: ClassVar[_Unit]
+    Mish: ClassVar[_Unit]
+    Selu: ClassVar[_Unit]
+    Softsign: ClassVar[_Unit]
+    Tanh: ClassVar[_Unit]
+    Tanhshrink: ClassVar[_Unit]
+    LeakyRelu: ClassVar[_WithConfig[LeakyReluConfig]]
+    PRelu: ClassVar[_WithConfig[PReluConfig]]
+    RRelu: ClassVar[_WithConfig[RReluConfig]]
+    HardSigmoid: ClassVar[_WithConfig[HardSigmoidConfig]]
+    Elu: ClassVar[_WithConfig[EluConfig]]
+    Celu: ClassVar[_WithConfig[CeluConfig]]
+    Softplus: ClassVar[_WithConfig[SoftplusConfig]]
+    Hardtanh: ClassVar[_WithConfig[HardtanhConfig]]
+    Threshold: ClassVar[_WithConfig[ThresholdConfig]]
+    ThresholdedRelu: ClassVar[_WithConfig[ThresholdedReluConfig]]
+    Shrink: ClassVar[_WithConfig[ShrinkConfig]]
+    HardShrink: ClassVar[_WithConfig[HardShrinkConfig]]
+    SoftShrink: ClassVar[_WithConfig[SoftShrinkConfig]]
+    SwiGlu: ClassVar[_WithConfig[SwiGluConfig]]
+    Softmax: ClassVar[_AlongADim]
+    LogSoftmax: ClassVar[_AlongADim]
+    Softmin: ClassVar[_AlongADim]
+    QuietSoftmax: ClassVar[_AlongADim]
+    GLU: ClassVar[_AlongADim]
 
     def init(self, device: Device | None = None) -> Activation:
         """The activation module of this kind (``device`` is needed by the kinds with parameters:
@@ -705,331 +649,55 @@ def _needs_device(kind: str, device: Device | None) -> Device:
     return device
 
 
-class _Unit:
-    """The ``init`` of a kind without settings: the module class, built with no argument."""
-
-    module: ClassVar[type[Activation]]
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.module()
-
-
-@dataclass(frozen=True)
-class _ReluKind(_Unit, ActivationConfig):
-    """``Relu``."""
-
-    module = Relu
-
-
-@dataclass(frozen=True)
-class _Relu6Kind(_Unit, ActivationConfig):
-    """``Relu6``."""
-
-    module = Relu6
-
-
-@dataclass(frozen=True)
-class _GeluKind(_Unit, ActivationConfig):
-    """``Gelu`` (exact)."""
-
-    module = Gelu
-
-
-@dataclass(frozen=True)
-class _GeluApproximateKind(_Unit, ActivationConfig):
-    """``GeluApproximate`` (tanh approximation)."""
-
-    module = GeluApproximate
-
-
-@dataclass(frozen=True)
-class _SigmoidKind(_Unit, ActivationConfig):
-    """``Sigmoid``."""
-
-    module = Sigmoid
-
-
-@dataclass(frozen=True)
-class _LogSigmoidKind(_Unit, ActivationConfig):
-    """``LogSigmoid``."""
-
-    module = LogSigmoid
-
-
-@dataclass(frozen=True)
-class _SiLUKind(_Unit, ActivationConfig):
-    """``SiLU``."""
-
-    module = SiLU
-
-
-@dataclass(frozen=True)
-class _HardSwishKind(_Unit, ActivationConfig):
-    """``HardSwish``."""
-
-    module = HardSwish
-
-
-@dataclass(frozen=True)
-class _MishKind(_Unit, ActivationConfig):
-    """``Mish``."""
-
-    module = Mish
-
-
-@dataclass(frozen=True)
-class _SeluKind(_Unit, ActivationConfig):
-    """``Selu``."""
-
-    module = Selu
-
-
-@dataclass(frozen=True)
-class _SoftsignKind(_Unit, ActivationConfig):
-    """``Softsign``."""
-
-    module = Softsign
-
-
-@dataclass(frozen=True)
-class _TanhKind(_Unit, ActivationConfig):
-    """``Tanh``."""
-
-    module = Tanh
-
-
-@dataclass(frozen=True)
-class _TanhshrinkKind(_Unit, ActivationConfig):
-    """``Tanhshrink``."""
-
-    module = Tanhshrink
-
-
-@dataclass(frozen=True)
-class _LeakyReluKind(ActivationConfig):
-    """``LeakyRelu`` with ``config``."""
-
-    config: LeakyReluConfig = field(default_factory=LeakyReluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _PReluKind(ActivationConfig):
-    """``PRelu`` with ``config`` (needs a device)."""
-
-    config: PReluConfig = field(default_factory=PReluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(_needs_device("PRelu", device))
-
-
-@dataclass(frozen=True)
-class _RReluKind(ActivationConfig):
-    """``RRelu`` with ``config``."""
-
-    config: RReluConfig = field(default_factory=RReluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _HardSigmoidKind(ActivationConfig):
-    """``HardSigmoid`` with ``config``."""
-
-    config: HardSigmoidConfig = field(default_factory=HardSigmoidConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _EluKind(ActivationConfig):
-    """``Elu`` with ``config``."""
-
-    config: EluConfig = field(default_factory=EluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _CeluKind(ActivationConfig):
-    """``Celu`` with ``config``."""
-
-    config: CeluConfig = field(default_factory=CeluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _SoftplusKind(ActivationConfig):
-    """``Softplus`` with ``config``."""
-
-    config: SoftplusConfig = field(default_factory=SoftplusConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _HardtanhKind(ActivationConfig):
-    """``Hardtanh`` with ``config``."""
-
-    config: HardtanhConfig = field(default_factory=HardtanhConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _ThresholdKind(ActivationConfig):
-    """``Threshold`` with ``config`` (which has no defaults)."""
-
-    config: ThresholdConfig
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _ThresholdedReluKind(ActivationConfig):
-    """``ThresholdedRelu`` with ``config``."""
-
-    config: ThresholdedReluConfig = field(default_factory=ThresholdedReluConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _ShrinkKind(ActivationConfig):
-    """``Shrink`` with ``config``."""
-
-    config: ShrinkConfig = field(default_factory=ShrinkConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _HardShrinkKind(ActivationConfig):
-    """``HardShrink`` with ``config``."""
-
-    config: HardShrinkConfig = field(default_factory=HardShrinkConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _SoftShrinkKind(ActivationConfig):
-    """``SoftShrink`` with ``config``."""
-
-    config: SoftShrinkConfig = field(default_factory=SoftShrinkConfig)
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(device)
-
-
-@dataclass(frozen=True)
-class _SwiGluKind(ActivationConfig):
-    """``SwiGlu`` with ``config`` (which has required sizes; needs a device)."""
-
-    config: SwiGluConfig
-
-    def init(self, device: Device | None = None) -> Activation:
-        return self.config.init(_needs_device("SwiGlu", device))
-
-
-@dataclass(frozen=True)
-class _SoftmaxKind(ActivationConfig):
-    """``Softmax`` along ``dim``."""
-
-    dim: int
-
-    def init(self, device: Device | None = None) -> Activation:
-        return Softmax(self.dim)
-
-
-@dataclass(frozen=True)
-class _LogSoftmaxKind(ActivationConfig):
-    """``LogSoftmax`` along ``dim``."""
-
-    dim: int
-
-    def init(self, device: Device | None = None) -> Activation:
-        return LogSoftmax(self.dim)
-
-
-@dataclass(frozen=True)
-class _SoftminKind(ActivationConfig):
-    """``Softmin`` along ``dim``."""
-
-    dim: int
-
-    def init(self, device: Device | None = None) -> Activation:
-        return Softmin(self.dim)
-
-
-@dataclass(frozen=True)
-class _QuietSoftmaxKind(ActivationConfig):
-    """``QuietSoftmax`` along ``dim``."""
-
-    dim: int
-
-    def init(self, device: Device | None = None) -> Activation:
-        return QuietSoftmax(self.dim)
-
-
-@dataclass(frozen=True)
-class _GLUKind(ActivationConfig):
-    """``GLU`` along ``dim``."""
-
-    dim: int = -1
-
-    def init(self, device: Device | None = None) -> Activation:
-        return GLU(self.dim)
-
-
-for _kind in (
-    _ReluKind,
-    _Relu6Kind,
-    _GeluKind,
-    _GeluApproximateKind,
-    _SigmoidKind,
-    _LogSigmoidKind,
-    _SiLUKind,
-    _HardSwishKind,
-    _MishKind,
-    _SeluKind,
-    _SoftsignKind,
-    _TanhKind,
-    _TanhshrinkKind,
-    _LeakyReluKind,
-    _PReluKind,
-    _RReluKind,
-    _HardSigmoidKind,
-    _EluKind,
-    _CeluKind,
-    _SoftplusKind,
-    _HardtanhKind,
-    _ThresholdKind,
-    _ThresholdedReluKind,
-    _ShrinkKind,
-    _HardShrinkKind,
-    _SoftShrinkKind,
-    _SwiGluKind,
-    _SoftmaxKind,
-    _LogSoftmaxKind,
-    _SoftminKind,
-    _QuietSoftmaxKind,
-    _GLUKind,
-):
-    _name = _kind.__name__[1 : -len("Kind")]
-    _kind.__name__ = _name
-    _kind.__qualname__ = f"ActivationConfig.{_name}"
-    setattr(ActivationConfig, _name, _kind)
+def _kind(module: type[Activation]) -> type[ActivationConfig]:
+    """The ``ActivationConfig`` kind of a declared activation: a frozen dataclass named like it, holding
+    what builds it (nothing, its ``dim`` or its ``config``)."""
+    name = module.__name__
+    fields: dict[str, Any] = {}
+    init: Callable[[Any, Device | None], Activation]
+    if issubclass(module, _AlongDim):
+        fields["dim"] = int
+        default = inspect.signature(module.__init__).parameters["dim"].default
+        defaults = {} if default is inspect.Parameter.empty else {"dim": default}
+        doc = f"``{name}`` along ``dim``."
+
+        def init(self: Any, device: Device | None = None) -> Activation:
+            return module(self.dim)
+
+    elif issubclass(module, (_Configured, _Learned)):
+        settings = module._settings
+        fields["config"] = settings
+        required = any(
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            for f in dataclasses.fields(settings)  # type: ignore[arg-type]
+        )
+        defaults = {} if required else {"config": dataclasses.field(default_factory=settings)}
+        learned = issubclass(module, _Learned)
+        doc = f"``{name}`` with ``config``" + (" (needs a device)." if learned else ".")
+
+        def init(self: Any, device: Device | None = None) -> Activation:
+            built = self.config.init(_needs_device(name, device) if learned else device)
+            return cast(Activation, built)
+
+    else:
+        defaults = {}
+        doc = f"``{name}``."
+
+        def init(self: Any, device: Device | None = None) -> Activation:
+            return module()
+
+    init.__doc__ = ActivationConfig.init.__doc__
+    init.__qualname__ = f"ActivationConfig.{name}.init"
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__qualname__": f"ActivationConfig.{name}",
+        "__doc__": doc,
+        "__annotations__": fields,
+        "init": init,
+        **defaults,
+    }
+    return dataclasses.dataclass(frozen=True)(type(name, (ActivationConfig,), namespace))
+
+
+for _module in _DECLARED:
+    setattr(ActivationConfig, _module.__name__, _kind(_module))

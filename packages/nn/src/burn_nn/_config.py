@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import numbers
 import os
+import re
 import sys
 import types
 import typing
@@ -49,8 +51,10 @@ class Config:
     """The base of configs: subclasses declare fields with type annotations and optional defaults, as a
     dataclass does, and become frozen dataclasses.
 
-    Fields without a default are required (positionally or by name); each field ``x`` gets a
-    ``with_x(value)`` method returning a copy with that field changed. ``save``/``load`` write and read
+    Fields without a default are required (positionally or by name); values are checked against the
+    annotations at construction (a ``TypeError`` names the config and the field; an int is accepted
+    where a float is declared). Each field ``x`` gets a ``with_x(value)`` method returning a copy with
+    that field changed. ``save``/``load`` write and read
     JSON, ``to_json``/``from_json`` do it in memory; nested configs, tuples, enums and variant families
     (``Initializer``, padding) round-trip. The repr is the JSON text, as Burn displays configs.
 
@@ -66,7 +70,20 @@ class Config:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        own = vars(cls).get("__post_init__")
+        if own is not None:
+            # a config's own __post_init__ sees values of the declared types
+            def __post_init__(self: Config) -> None:
+                _check_field_types(self)
+                own(self)
+
+            __post_init__.__doc__ = own.__doc__
+            cls.__post_init__ = __post_init__  # type: ignore[method-assign]
         dataclasses.dataclass(frozen=True, repr=False)(cls)
+
+    def __post_init__(self) -> None:
+        """Check each field's value against its annotation."""
+        _check_field_types(self)
 
     def __getattr__(self, name: str) -> Callable[[Any], Any]:
         if name.startswith("with_"):
@@ -118,6 +135,102 @@ class Config:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__} {self.to_json()}"
+
+
+# the resolved field annotations of each config class; None where they name what only type checkers see
+_FIELD_HINTS: dict[type, dict[str, Any] | None] = {}
+
+
+def _field_hints(cls: type) -> dict[str, Any] | None:
+    if cls not in _FIELD_HINTS:
+        try:
+            _FIELD_HINTS[cls] = typing.get_type_hints(cls)
+        except (NameError, TypeError):
+            _FIELD_HINTS[cls] = None
+    return _FIELD_HINTS[cls]
+
+
+def _check_field_types(config: Config) -> None:
+    """Raise a ``TypeError`` naming the config and the field whose value does not fit its annotation."""
+    hints = _field_hints(type(config))
+    if hints is None:
+        return
+    for field in dataclasses.fields(config):  # type: ignore[arg-type]
+        mismatch = _mismatch(hints.get(field.name, Any), getattr(config, field.name), field.name)
+        if mismatch is not None:
+            raise TypeError(f"{type(config).__name__}: {mismatch}")
+
+
+def _mismatch(annotation: Any, value: Any, where: str) -> str | None:
+    """Where and how ``value`` does not fit the annotation (``None`` if it does): the item of a tuple
+    or list at fault is named. What cannot be checked at run time (type variables, callables,
+    protocols) fits, and so does a tuple of another length (the config's users say which lengths they
+    take)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType) and isinstance(value, (tuple, list)):
+        sequences = [option for option in args if typing.get_origin(option) in (tuple, list)]
+        if len(sequences) == 1 and not _fits(annotation, value):
+            return _mismatch(sequences[0], value, where)
+    if origin in (tuple, list) and isinstance(value, (tuple, list)):
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            items = list(zip(args, value))
+        else:
+            items = [(args[0] if args else Any, item) for item in value]
+        for i, (item_annotation, item) in enumerate(items):
+            found = _mismatch(item_annotation, item, f"{where}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if _fits(annotation, value):
+        return None
+    return f"{where} must be {_type_name(annotation)}, got {value!r} ({type(value).__name__})"
+
+
+def _fits(annotation: Any, value: Any) -> bool:
+    if annotation is Any or annotation is object:
+        return True
+    if annotation is None or annotation is type(None):
+        return value is None
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(option, value) for option in args)
+    if origin is typing.Literal:
+        # the value itself is the config's users' to check: they name the values allowed
+        return any(type(value) is type(option) for option in args)
+    if origin in (tuple, list):
+        return isinstance(value, (tuple, list)) and _mismatch(annotation, value, "") is None
+    if origin is dict:
+        item = args[1] if len(args) == 2 else Any
+        return isinstance(value, dict) and all(_fits(item, v) for v in value.values())
+    if not isinstance(annotation, type) or origin is not None:
+        return True
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    try:
+        return isinstance(value, annotation)
+    except TypeError:  # a protocol that is not runtime-checkable
+        return True
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(option) for option in typing.get_args(annotation))
+    if annotation is None or annotation is type(None):
+        return "None"
+    if isinstance(annotation, type) and origin is None:
+        return f"{_article(annotation.__name__)} {annotation.__name__}"
+    return re.sub(r"\b[\w.]+\.(\w+)", r"\1", str(annotation))  # without the modules' paths
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
 def _encode(value: Any) -> Any:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path as _FilePath
 from typing import Any, TypeVar
 
-from burn_backend import AutodiffBackend, Device, Kind, Tensor, TensorData
+from burn_backend import AutodiffBackend, Device, Kind, ParamRecord, Recorder, Tensor, TensorData
 
-from ._param import Param, ParamId, RunningState
+from ._param import Param, RunningState
 
 __all__ = [
     "Module",
     "ModuleMapper",
     "ModuleVisitor",
-    "ParamRecord",
     "RecordError",
     "is_training",
 ]
@@ -97,14 +97,6 @@ class ModuleMapper:
 
 
 _KIND_NAME = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
-
-
-@dataclass(frozen=True)
-class ParamRecord:
-    """One parameter (or running state) in a module record: its id and its values."""
-
-    id: ParamId
-    value: TensorData
 
 
 class RecordError(ValueError):
@@ -217,6 +209,8 @@ class Module:
     and constants (anything else, shared between copies). ``forward`` is an ordinary
     method; calling the module calls it. Modules are values: ``map``, ``to_device``, ``no_grad``,
     ``load_record`` and optimizer steps return new modules and leave the original as it was.
+    ``into_record`` and ``load_record`` turn the parameters into a record and back; ``save_file`` and
+    ``load_file`` write and read records through a ``Recorder``.
 
     Example:
         >>> class Mlp(Module):
@@ -352,6 +346,52 @@ class Module:
         if mismatched or (strict and (missing or unexpected)):
             raise RecordError(missing, unexpected if strict else [], mismatched)
         return loaded  # type: ignore[no-any-return]
+
+    def save_file(self, path: str | os.PathLike[str], recorder: Recorder) -> _FilePath:
+        """Save the module's record (``into_record``) to ``path`` with ``recorder``, as Burn's
+        ``save_file``.
+
+        Args:
+            path: where to write; the recorder may add its format's extension.
+            recorder: the file format, such as one of burn-record's recorders.
+
+        Returns:
+            The path the recorder wrote.
+
+        Example:
+            >>> from burn_record import NamedMpkFileRecorder  # doctest: +SKIP
+            >>> written = model.save_file("artifacts/model", NamedMpkFileRecorder())  # doctest: +SKIP
+        """
+        return recorder.save(self.into_record(), path)
+
+    def load_file(
+        self: M,
+        path: str | os.PathLike[str],
+        recorder: Recorder,
+        device: Device | None = None,
+        *,
+        strict: bool = True,
+    ) -> M:
+        """A new module with the parameters and running state saved at ``path`` by ``save_file`` (or any
+        record ``recorder`` reads there), as Burn's ``load_file``.
+
+        Args:
+            path: the path given to ``save_file``.
+            recorder: the same kind of recorder that saved the file.
+            device: where the loaded module lives; by default, where this module does.
+            strict: as for ``load_record``.
+
+        Raises:
+            RecordError: the record does not fit the module (see ``load_record``); nothing is changed.
+
+        Example:
+            >>> model = ModelConfig(10).init(device).load_file(  # doctest: +SKIP
+            ...     "artifacts/model", NamedMpkFileRecorder(), device
+            ... )
+        """
+        record = recorder.load(path)
+        module = self if device is None else self.to_device(device)
+        return module.load_record(record, strict=strict)
 
     # -- display -----------------------------------------------------------------------------------
     def __repr__(self) -> str:

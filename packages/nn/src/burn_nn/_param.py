@@ -2,45 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Callable, Sequence
 
-from burn_backend import AutodiffBackend, Device, DType, Kind, Shape, Tensor
+from burn_backend import AutodiffBackend, Device, DType, Kind, ParamId, Shape, Tensor
 
-__all__ = ["Param", "ParamId", "RunningState"]
-
-
-class ParamId:
-    """The stable identity of a parameter: kept by every mapping of the module (``to_device``,
-    optimizer steps, ``load_record``) and by records, so optimizer state finds its parameter again.
-
-    Example:
-        >>> ParamId(7) == ParamId.parse("7")
-        True
-    """
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: int | None = None) -> None:
-        self.value = secrets.randbits(63) if value is None else int(value)
-
-    @classmethod
-    def parse(cls, text: str) -> ParamId:
-        """The id whose ``str`` is ``text``."""
-        return cls(int(text))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ParamId) and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __repr__(self) -> str:
-        return f"ParamId({self.value})"
+__all__ = ["Param", "RunningState"]
 
 
 def _as_leaf(tensor: Tensor, require_grad: bool) -> Tensor:

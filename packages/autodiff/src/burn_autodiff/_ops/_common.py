@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from burn_backend import Backend, DType
+from burn_backend import Backend, Device, DType
 
 from .._graph import AutodiffTensor, OpSpec, record
 
@@ -61,6 +61,7 @@ class Recorder:
 
     _inner: Backend
     checkpointing: bool
+    inner_device: Callable[[Device], Device]  # BackendDecorator's
 
     def track(self, spec: OpSpec, inputs: Sequence[Any], output: P, args: Any = None) -> AutodiffTensor:
         """Record ``output`` (an inner primitive) as the result of ``spec`` applied to ``inputs``."""

@@ -629,6 +629,3 @@ class FloatOps(Recorder):
 
     def float_is_require_grad(self, tensor: T) -> bool:
         return tensor.node is not None
-
-    def inner_device(self, device: Any) -> Any:
-        raise NotImplementedError  # the backend class maps its devices to the inner backend's

@@ -10,27 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._dtype import DType
+from ._low_precision import in_f32
 
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-# f16 and bf16 lose too much in exp / log / erf chains: those defaults compute in f32 and round once
-_WIDENED = (DType.F16, DType.BF16)
-
-
-def _widen(backend: Any, tensor: P) -> tuple[P, DType | None]:
-    """``tensor`` in the dtype the defaults compute in, and its own dtype if that differs."""
-    dtype = DType.of(tensor.dtype)
-    if dtype in _WIDENED:
-        return backend.float_cast(tensor, DType.F32), dtype
-    return tensor, None
-
-
-def _narrow(backend: Any, tensor: P, dtype: DType | None) -> P:
-    """``tensor`` back in the input's dtype (see ``_widen``)."""
-    return tensor if dtype is None else backend.float_cast(tensor, dtype)
 
 
 def _log_sigmoid(b: Any, tensor: P) -> P:
@@ -44,7 +29,8 @@ class ActivationOps:
 
     The conventions of ``FloatTensorOps`` hold: inputs are Float primitives, never mutated; ``dim``
     arrives non-negative and in range; results have the input's shape and dtype. The transcendental
-    defaults (gelu, sigmoid, log_sigmoid, the softmax family) compute f16 and bf16 inputs in f32.
+    defaults (gelu, sigmoid, log_sigmoid, the softmax family) compute f16 and bf16 inputs in f32
+    (``in_f32``): f16 and bf16 lose too much in exp / log / erf chains.
     """
 
     # -- rectifiers -------------------------------------------------------------------------------
@@ -97,17 +83,17 @@ class ActivationOps:
         return b.float_mask_where(tensor, b.float_lower_elem(tensor, 0.0), scaled)
 
     # -- gelu -------------------------------------------------------------------------------------
+    @in_f32
     def gelu(self, tensor: P) -> P:
         """The exact Gaussian error linear unit: ``x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2)))``.
 
         Default: from ``float_erf``.
         """
         b: Any = self
-        x, dtype = _widen(self, tensor)
-        cdf = b.float_add_scalar(b.float_erf(b.float_div_scalar(x, _SQRT_2)), 1.0)
-        out = b.float_mul_scalar(b.float_mul(x, cdf), 0.5)
-        return _narrow(self, out, dtype)
+        cdf = b.float_add_scalar(b.float_erf(b.float_div_scalar(tensor, _SQRT_2)), 1.0)
+        return b.float_mul_scalar(b.float_mul(tensor, cdf), 0.5)
 
+    @in_f32
     def gelu_backward(self, x: P, grad: P) -> P:
         """The gradient of the exact ``gelu`` at input ``x``: ``grad * (Phi(x) + x * phi(x))``, with
         ``Phi`` the standard normal CDF and ``phi`` its density.
@@ -116,15 +102,14 @@ class ActivationOps:
         approximation instead; this one matches the exact forward.)
         """
         b: Any = self
-        x, dtype = _widen(self, x)
-        grad, _ = _widen(self, grad)
         cdf = b.float_mul_scalar(b.float_add_scalar(b.float_erf(b.float_div_scalar(x, _SQRT_2)), 1.0), 0.5)
         # phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
         pdf = b.float_mul_scalar(b.float_exp(b.float_mul_scalar(b.float_mul(x, x), -0.5)), _INV_SQRT_2PI)
         derivative = b.float_add(cdf, b.float_mul(x, pdf))
-        return _narrow(self, b.float_mul(grad, derivative), dtype)
+        return b.float_mul(grad, derivative)
 
     # -- sigmoids ---------------------------------------------------------------------------------
+    @in_f32
     def sigmoid(self, tensor: P) -> P:
         """The logistic function ``1 / (1 + exp(-x))``, accurate (relative) for any ``x``.
 
@@ -132,8 +117,7 @@ class ActivationOps:
         overflows and tiny results keep their digits.
         """
         b: Any = self
-        x, dtype = _widen(self, tensor)
-        return _narrow(self, b.float_exp(_log_sigmoid(self, x)), dtype)
+        return b.float_exp(_log_sigmoid(self, tensor))
 
     def sigmoid_backward(self, output: P, grad: P) -> P:
         """The gradient of ``sigmoid`` given its ``output``: ``grad * output * (1 - output)``."""
@@ -141,38 +125,36 @@ class ActivationOps:
         one_minus = b.float_add_scalar(b.float_neg(output), 1.0)
         return b.float_mul(grad, b.float_mul(output, one_minus))
 
+    @in_f32
     def hard_sigmoid(self, tensor: P, alpha: float, beta: float) -> P:
         """``max(0, min(1, alpha * x + beta))`` (ONNX HardSigmoid; Burn's ``hard_sigmoid``).
 
         Default: an affine map and ``float_clamp``.
         """
         b: Any = self
-        x, dtype = _widen(self, tensor)
-        return _narrow(
-            self, b.float_clamp(b.float_add_scalar(b.float_mul_scalar(x, alpha), beta), 0.0, 1.0), dtype
-        )
+        return b.float_clamp(b.float_add_scalar(b.float_mul_scalar(tensor, alpha), beta), 0.0, 1.0)
 
+    @in_f32
     def log_sigmoid(self, tensor: P) -> P:
         """``log(sigmoid(x))``, accurate for large ``|x|`` (``log_sigmoid(-100) == -100``, and
         ``log_sigmoid(40)`` is ``-exp(-40)``, not 0).
 
         Default: ``min(x, 0) - log1p(exp(-|x|))``.
         """
-        x, dtype = _widen(self, tensor)
-        return _narrow(self, _log_sigmoid(self, x), dtype)
+        return _log_sigmoid(self, tensor)
 
+    @in_f32
     def log_sigmoid_backward(self, x: P, grad: P) -> P:
         """The gradient of ``log_sigmoid`` at input ``x``: ``grad * sigmoid(-x)``.
 
         Default: ``sigmoid(-x)`` as ``exp(log_sigmoid(-x))``, exact for large ``|x|``.
         """
         b: Any = self
-        x, dtype = _widen(self, x)
-        grad, _ = _widen(self, grad)
         derivative = b.float_exp(_log_sigmoid(self, b.float_neg(x)))
-        return _narrow(self, b.float_mul(grad, derivative), dtype)
+        return b.float_mul(grad, derivative)
 
     # -- softmax family ---------------------------------------------------------------------------
+    @in_f32
     def softmax(self, tensor: P, dim: int) -> P:
         """``exp(x) / sum(exp(x))`` along ``dim``; the sums along ``dim`` are 1.
 
@@ -182,10 +164,10 @@ class ActivationOps:
         b: Any = self
         if 0 in tuple(tensor.shape):
             return tensor
-        x, dtype = _widen(self, tensor)
-        exps = b.float_exp(b.float_sub(x, b.float_max_dim(x, dim)))
-        return _narrow(self, b.float_div(exps, b.float_sum_dim(exps, dim)), dtype)
+        exps = b.float_exp(b.float_sub(tensor, b.float_max_dim(tensor, dim)))
+        return b.float_div(exps, b.float_sum_dim(exps, dim))
 
+    @in_f32
     def log_softmax(self, tensor: P, dim: int) -> P:
         """``log(softmax(x))`` along ``dim``: ``x - logsumexp(x)``, accurate where softmax underflows.
 
@@ -194,10 +176,9 @@ class ActivationOps:
         b: Any = self
         if 0 in tuple(tensor.shape):
             return tensor
-        x, dtype = _widen(self, tensor)
-        shifted = b.float_sub(x, b.float_max_dim(x, dim))
+        shifted = b.float_sub(tensor, b.float_max_dim(tensor, dim))
         log_sum = b.float_log(b.float_sum_dim(b.float_exp(shifted), dim))
-        return _narrow(self, b.float_sub(shifted, log_sum), dtype)
+        return b.float_sub(shifted, log_sum)
 
     def softmin(self, tensor: P, dim: int) -> P:
         """``softmax(-x)`` along ``dim``: the smallest values get the largest weights.

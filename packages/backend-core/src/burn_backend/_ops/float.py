@@ -13,6 +13,7 @@ from .._dtype import DType
 from .._options import IndexingUpdateOp
 from . import _generic as g
 from . import _grid_sample
+from ._low_precision import in_f32
 
 if TYPE_CHECKING:
     from .._device import Device
@@ -28,7 +29,7 @@ class FloatTensorOps(abc.ABC):
     Conventions, shared by every op group: primitives are never mutated; dims arrive non-negative;
     binary ops take operands of equal rank whose dims are equal or 1 (broadcast); ``*_dim`` reductions
     keep the reduced dim with size 1; whole-tensor reductions return shape ``(1,)``; ``slices`` are one
-    canonical Python ``slice`` per dim (see ``burn_backend.canonical_slices``).
+    canonical Python ``slice`` per dim (see ``burn_backend.kit.canonical_slices``).
     """
 
     int_dtype: DType
@@ -531,9 +532,20 @@ class FloatTensorOps(abc.ABC):
         """``tensor ** exponent`` for an integer exponent."""
         return self.float_powf_scalar(tensor, float(exponent))
 
+    @in_f32
     def float_hypot(self, lhs: P, rhs: P) -> P:
-        """``sqrt(lhs**2 + rhs**2)``."""
-        return self.float_sqrt(self.float_add(self.float_mul(lhs, lhs), self.float_mul(rhs, rhs)))
+        """``sqrt(lhs**2 + rhs**2)`` without overflow or underflow on the way; infinite where either
+        operand is, even if the other is NaN (as IEEE 754's ``hypot``)."""
+        a, b = self.float_abs(lhs), self.float_abs(rhs)
+        # big * sqrt(1 + (small / big)**2): the squares are at most 1. NaN compares false, so a NaN
+        # lands in big or small and makes the ratio NaN
+        a_larger = self.float_greater_equal(a, b)
+        big = self.float_mask_where(b, a_larger, a)
+        small = self.float_mask_where(a, a_larger, b)
+        ratio = self.float_div(small, self.float_mask_fill(big, self.float_equal_elem(big, 0.0), 1.0))
+        root = self.float_sqrt(self.float_add_scalar(self.float_mul(ratio, ratio), 1.0))
+        infinite = self.bool_or(self.float_is_inf(a), self.float_is_inf(b))  # type: ignore[attr-defined]
+        return self.float_mask_fill(self.float_mul(big, root), infinite, math.inf)
 
     # -- autodiff hooks (no-ops outside an autodiff backend) --------------------------------------
     def float_detach(self, tensor: P) -> P:
@@ -549,6 +561,7 @@ class FloatTensorOps(abc.ABC):
         return False
 
     # -- grid sampling ----------------------------------------------------------------------------
+    @in_f32
     def float_grid_sample_2d(self, tensor: P, grid: P, options: GridSampleOptions) -> P:
         """``tensor [n, c, h, w]`` sampled at the normalized coordinates ``grid [n, h_out, w_out, 2]``
         (x, then y, in ``[-1, 1]``): ``[n, c, h_out, w_out]``, as PyTorch's ``F.grid_sample`` with the

@@ -54,7 +54,9 @@ class IntTensorOps(abc.ABC):
 
     @abc.abstractmethod
     def int_random(self, shape: Shape, distribution: Distribution, device: Device, dtype: DType) -> P:
-        """Values drawn from ``distribution`` and truncated to ints (uniform: integers in [low, high))."""
+        """Values drawn from ``distribution`` with the device's generator: for the default distribution,
+        integers uniform over the dtype's whole range (``[min, max]``, as Burn's); for a uniform one,
+        integers uniform in ``[low, high)``; for Bernoulli and normal, the draws truncated toward zero."""
 
     def int_zeros(self, shape: Shape, device: Device, dtype: DType) -> P:
         """A tensor of zeros."""
@@ -135,8 +137,13 @@ class IntTensorOps(abc.ABC):
         """Absolute value."""
 
     def int_neg(self, tensor: P) -> P:
-        """``-tensor``."""
-        return self.int_mul_scalar(tensor, -1)
+        """``-tensor`` (for unsigned dtypes modulo ``2**bits``, as ``0 - tensor``)."""
+        dtype = DType.of(tensor.dtype)
+        if dtype.is_signed:
+            return self.int_mul_scalar(tensor, -1)
+        # -1 does not fit an unsigned dtype, and scalars must fit the tensor's dtype
+        zero = self.int_zeros((1,) * len(tensor.shape), self.int_device(tensor), dtype)
+        return self.int_sub(zero, tensor)
 
     def int_sign(self, tensor: P) -> P:
         """-1, 0 or 1 by the sign of each value."""

@@ -5,11 +5,14 @@ spec of an installed backend (``ndarray``, ``autodiff-ndarray``, ``cuda:0``) or 
 evaluated in that module (``burn_ndarray:NdArray()``, ``mypkg:MyBackend(option=1)``); ``--backend`` may
 be given several times. The option comes from this package's pytest plugin (``-p no:burn`` disables it).
 
-Values are checked against NumPy in float64 on random inputs. A spy around the backend counts every
-interface method the suite calls, and ``test_zz_coverage`` fails if any was never called; a signature
-check rejects methods whose parameters differ from the interface. A backend declares the tests it
-cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason); they run as strict
-expected failures, so an exclusion that starts passing is reported.
+Values are checked against NumPy in float64 on random inputs, seeded from each test's name and
+parameters (not from the backend's spec). A spy around the backend counts every interface method the
+suite calls that returns, and ``test_zz_coverage`` fails if any never did; a signature check rejects
+methods whose parameters differ from the interface. A backend class that still lacks abstract methods
+runs too: each is a stub raising ``NotImplementedError``, which fails the tests that reach it. A backend
+declares the tests it cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason,
+``*`` the only wildcard); they run as strict expected failures, so an exclusion that starts passing is
+reported, and a pattern that matches no test is an error. ``docs/writing-a-backend.md`` documents it all.
 """
 
 from .._backend import interface_methods as interface_methods

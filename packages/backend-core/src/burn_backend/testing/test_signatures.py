@@ -8,6 +8,7 @@ import pytest
 
 from burn_backend import Backend, Device
 from burn_backend.testing import interface_methods
+from burn_backend.testing._partial import stubbed_methods
 
 
 def parameters(function: object) -> list[tuple[str, object]]:
@@ -18,6 +19,8 @@ def parameters(function: object) -> list[tuple[str, object]]:
 @pytest.mark.parametrize("name", sorted(interface_methods()))
 def test_method_has_the_interface_parameters(device: Device, name: str) -> None:
     backend = device.backend
+    if name in stubbed_methods(backend):
+        pytest.fail(f"{type(backend).__name__}.{name} is not implemented")
     implementation = getattr(type(backend), name)
     assert parameters(implementation) == parameters(interface_methods()[name]), (
         f"{type(backend).__name__}.{name}{inspect.signature(implementation)} differs from the interface's "
@@ -28,6 +31,10 @@ def test_method_has_the_interface_parameters(device: Device, name: str) -> None:
 def test_backend_implements_every_required_method(device: Device) -> None:
     assert isinstance(device.backend, Backend)
     assert not getattr(type(device.backend), "__abstractmethods__", set())
+    missing = sorted(stubbed_methods(device.backend))
+    assert not missing, (
+        f"{type(device.backend).__name__} does not implement {len(missing)} methods: {missing}"
+    )
 
 
 def test_a_method_with_other_parameters_is_rejected(device: Device) -> None:

@@ -5,6 +5,9 @@ Each thread moves one ``float4`` (16 bytes) per operand, the way PyTorch's eleme
 and a launch skips CuPy's ufunc dispatch (type resolution, broadcasting), which is most of a tiny op's
 host cost. Every other case (another dtype, broadcasting, a strided or unaligned view) returns
 ``None`` and the caller takes CuPy's ufunc. Results are the same IEEE f32 operations CuPy performs.
+
+The kernels' arithmetic is the expression of the op's entry in backend-core's element-wise op table
+(``float_add``, ``float_add_scalar``, ...), rendered as CUDA C for each lane of the ``float4``.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
+from burn_backend.kit import ELEMENTWISE_OPS
+
 from .._cupy import cp
 
 Array = Any
 _F32 = np.dtype(np.float32)
 _F32_MAX = float(np.finfo(np.float32).max)
 _BLOCK = 256
-_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+# the ops whose table expression is one IEEE f32 operation, computed as CuPy's ufunc computes it
+_VECTORIZED = frozenset({"add", "sub", "mul", "div"})
 
 _BINARY = r"""
 extern "C" __global__ void burn_{name}_ff(const float* __restrict__ a, const float* __restrict__ b,
@@ -30,15 +36,15 @@ extern "C" __global__ void burn_{name}_ff(const float* __restrict__ a, const flo
         const float4 x = reinterpret_cast<const float4*>(a)[i];
         const float4 y = reinterpret_cast<const float4*>(b)[i];
         float4 r;
-        r.x = x.x {op} y.x;
-        r.y = x.y {op} y.y;
-        r.z = x.z {op} y.z;
-        r.w = x.w {op} y.w;
+        r.x = {x};
+        r.y = {y};
+        r.z = {z};
+        r.w = {w};
         reinterpret_cast<float4*>(out)[i] = r;
     }}
     if (i < (n & 3)) {{
         const long long j = (quads << 2) + i;
-        out[j] = a[j] {op} b[j];
+        out[j] = {tail};
     }}
 }}
 """
@@ -51,15 +57,15 @@ extern "C" __global__ void burn_{name}_fs(const float* __restrict__ a, const flo
     if (i < quads) {{
         const float4 x = reinterpret_cast<const float4*>(a)[i];
         float4 r;
-        r.x = x.x {op} s;
-        r.y = x.y {op} s;
-        r.z = x.z {op} s;
-        r.w = x.w {op} s;
+        r.x = {x};
+        r.y = {y};
+        r.z = {z};
+        r.w = {w};
         reinterpret_cast<float4*>(out)[i] = r;
     }}
     if (i < (n & 3)) {{
         const long long j = (quads << 2) + i;
-        out[j] = a[j] {op} s;
+        out[j] = {tail};
     }}
 }}
 """
@@ -67,10 +73,24 @@ extern "C" __global__ void burn_{name}_fs(const float* __restrict__ a, const flo
 _kernels: dict[tuple[str, bool], Any] = {}
 
 
+def _f32(value: float) -> str:
+    return f"{float(value)!r}f"
+
+
+def _source(name: str, scalar: bool) -> str:
+    """The CUDA C of the kernel for ``float_<name>`` (``float_<name>_scalar`` with ``scalar``)."""
+    if name not in _VECTORIZED:
+        raise KeyError(name)
+    op = ELEMENTWISE_OPS[f"float_{name}_scalar" if scalar else f"float_{name}"]
+    lanes = {lane: op.render([f"x.{lane}", "s" if scalar else f"y.{lane}"], literal=_f32) for lane in "xyzw"}
+    tail = op.render(["a[j]", "s" if scalar else "b[j]"], literal=_f32)
+    return (_SCALAR if scalar else _BINARY).format(name=name, tail=tail, **lanes)
+
+
 def _kernel(name: str, scalar: bool) -> Any:
     kernel = _kernels.get((name, scalar))
     if kernel is None:
-        source = (_SCALAR if scalar else _BINARY).format(name=name, op=_OPS[name])
+        source = _source(name, scalar)
         kernel = _kernels[name, scalar] = cp.RawKernel(source, f"burn_{name}_{'fs' if scalar else 'ff'}")
     return kernel
 

@@ -10,6 +10,7 @@ from .._module import Module
 from ._checks import (
     check_class_indices,
     check_float,
+    check_probabilities,
     check_same_shape,
     check_tensor,
     class_weights_and_smoothing,
@@ -87,7 +88,9 @@ class BinaryCrossEntropyLoss(Module):
             TypeError: ``logits`` is not Float, ``targets`` neither Int nor Float, or binary inputs with
                 class weights have Float targets (the weight is picked by the label).
             ValueError: the shapes differ, the weights do not fit the classes, a binary target is not a
-                class of the weights, or the reduction is ``BATCH_MEAN``.
+                class of the weights, the reduction is ``BATCH_MEAN``, or (without ``logits``) an input
+                or a target lies outside ``[0, 1]`` or is NaN, which PyTorch refuses too, or an Int
+                label is not 0 or 1 (checked where the backend ``validates_index_values``).
         """
         logits = check_float(_LOSS, "logits", logits)
         targets = check_tensor(_LOSS, "targets", targets)
@@ -96,6 +99,13 @@ class BinaryCrossEntropyLoss(Module):
             raise TypeError(f"{_LOSS}: targets must be Int labels or Float targets, got {describe(targets)}")
         if logits.rank == 0:
             raise ValueError(f"{_LOSS}: logits must have rank >= 1, got {describe(logits)}")
+        if not self.logits:
+            hint = "; for unnormalized scores, use BinaryCrossEntropyLossConfig(logits=True)"
+            check_probabilities(_LOSS, "the inputs (logits=False)", logits, hint)
+            if targets.kind is Kind.FLOAT:
+                check_probabilities(_LOSS, "targets", targets)
+            elif self.weights is None:
+                check_class_indices(_LOSS, "targets", targets, 2)
         weights = None if self.weights is None else constant_like(self.weights, logits)
 
         labels = targets.float(logits.dtype)

@@ -76,6 +76,19 @@ def check_class_indices(loss: str, name: str, indices: Tensor, num_classes: int)
         )
 
 
+def check_probabilities(loss: str, name: str, tensor: Tensor, hint: str = "") -> None:
+    """Raise unless every value of ``tensor`` lies in ``[0, 1]`` (NaN does not), as PyTorch's
+    ``binary_cross_entropy`` requires; only where the backend ``validates_index_values`` (the check reads
+    the values back, which on a GPU would wait for it each step)."""
+    if tensor.num_elements() == 0 or not tensor.device.backend.validates_index_values:
+        return
+    inside = tensor.greater_equal_elem(0).bool_and(tensor.lower_equal_elem(1)).all()
+    if not inside.into_scalar():
+        low, high = tensor.min().into_scalar(), tensor.max().into_scalar()
+        found = "NaN" if low != low or high != high else f"values in [{low:.6g}, {high:.6g}]"
+        raise ValueError(f"{loss}: {name} must be probabilities in [0, 1], got {found}{hint}")
+
+
 def class_weights_and_smoothing(
     loss: str, weights: Sequence[float] | None, smoothing: float | None, device: Device
 ) -> tuple[Tensor | None, float | None]:

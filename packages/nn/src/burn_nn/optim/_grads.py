@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 
-from burn_backend import AutodiffBackend, Device, Gradients, Kind, Tensor
+from burn_backend import AutodiffBackend, Device, Gradients, Kind, ParamId, Tensor
 
 from .._module import Module, ModuleVisitor
-from .._param import Param, ParamId
+from .._param import Param
 
 __all__ = ["GradientsAccumulator", "GradientsParams"]
 

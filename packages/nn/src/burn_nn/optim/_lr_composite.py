@@ -50,7 +50,7 @@ def _build(owner: str, configs: Sequence[LrSchedulerConfig]) -> list[LrScheduler
 def _child_records(record: LrSchedulerRecord, schedulers: Sequence[LrScheduler]) -> LrSchedulerRecord:
     """``record`` with each child's record merged in under its index: ``{"0.key": value, ...}``."""
     for index, scheduler in enumerate(schedulers):
-        record.update({f"{index}.{key}": value for key, value in scheduler.to_record().items()})
+        record.update({f"{index}.{key}": value for key, value in scheduler.into_record().items()})
     return record
 
 
@@ -134,7 +134,7 @@ class SequentialLrScheduler(LrScheduler):
         self.step_count += 1
         return lr
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"step": n}`` and each scheduler's record under ``"<index>."``."""
         return _child_records({"step": self.step_count}, self.schedulers)
 
@@ -223,7 +223,7 @@ class ComposedLrScheduler(LrScheduler):
             return math.fsum(rates)
         return math.fsum(rates) / len(rates)
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """Each scheduler's record under ``"<index>."``."""
         return _child_records({}, self.schedulers)
 

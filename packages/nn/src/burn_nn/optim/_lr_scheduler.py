@@ -26,12 +26,12 @@ class LrScheduler(abc.ABC):
     on, so the ``k``-th call of ``step()`` here (from 0) returns what PyTorch's ``get_last_lr()`` gives
     after ``k`` calls of its ``step()``, that is, the rate of iteration ``k``.
 
-    ``to_record()`` (or ``into_record()``) exports the state and ``load_record(record)`` restores it, so a
-    resumed run continues the same sequence. The settings are not in the record: they come from the
-    config the scheduler is rebuilt from.
+    ``into_record()`` exports the state and ``load_record(record)`` restores it (the names modules and
+    optimizers use), so a resumed run continues the same sequence. The settings are not in the record:
+    they come from the config the scheduler is rebuilt from.
 
-    A custom scheduler implements ``step``, ``to_record`` and ``_load``: ``load_record`` checks a
-    record's keys and number types against ``to_record()`` before handing it to ``_load``.
+    A custom scheduler implements ``step``, ``into_record`` and ``_load``: ``load_record`` checks a
+    record's keys and number types against ``into_record()`` before handing it to ``_load``.
     """
 
     @abc.abstractmethod
@@ -39,19 +39,15 @@ class LrScheduler(abc.ABC):
         """Advance the schedule by one iteration and return that iteration's learning rate."""
 
     @abc.abstractmethod
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """The state of the scheduler (not its settings) as named numbers."""
 
     @abc.abstractmethod
     def _load(self, record: Mapping[str, int | float]) -> None:
-        """Set the state from a record whose keys were checked against ``to_record()``'s."""
-
-    def into_record(self) -> LrSchedulerRecord:
-        """The state of the scheduler: the same as ``to_record`` (the name modules use)."""
-        return self.to_record()
+        """Set the state from a record whose keys were checked against ``into_record()``'s."""
 
     def load_record(self: S, record: Mapping[str, int | float]) -> S:
-        """Restore the state saved by ``to_record`` (of a scheduler built from the same config), so that
+        """Restore the state saved by ``into_record`` (of a scheduler built from the same config), so that
         the following ``step()`` calls continue that scheduler's sequence.
 
         The scheduler is changed in place and returned, so both ``scheduler.load_record(r)`` and
@@ -61,7 +57,7 @@ class LrScheduler(abc.ABC):
             ValueError: the record lacks a key of this scheduler's state, has other keys (it was made by
                 another kind of scheduler), or holds a value of the wrong type.
         """
-        expected = self.to_record()
+        expected = self.into_record()
         missing = sorted(set(expected) - set(record))
         unexpected = sorted(set(record) - set(expected))
         if missing or unexpected:
@@ -105,7 +101,7 @@ class ConstantLr(LrScheduler):
         """The constant learning rate."""
         return self.lr
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """An empty record: there is no state."""
         return {}
 

@@ -110,7 +110,7 @@ class LinearLrScheduler(LrScheduler):
             self.remaining_iters -= 1
         return self.final_lr - self.step_size * self.remaining_iters
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"remaining_iters": n}``."""
         return {"remaining_iters": self.remaining_iters}
 
@@ -172,7 +172,7 @@ class CosineAnnealingLrScheduler(LrScheduler):
         cosine = math.cos(math.pi * self.current_iter / self.num_iters)
         return self.min_lr + 0.5 * (self.max_lr - self.min_lr) * (1.0 + cosine)
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"current_iter": k}``: the position in the current cycle (-1 before the first step)."""
         return {"current_iter": self.current_iter}
 
@@ -216,7 +216,7 @@ class ExponentialLrScheduler(LrScheduler):
         self.previous_lr *= self.gamma
         return self.previous_lr
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"previous_lr": lr}``: the rate the last step returned."""
         return {"previous_lr": self.previous_lr}
 
@@ -284,7 +284,7 @@ class StepLrScheduler(LrScheduler):
         self.iter_idx += 1
         return float(self.init_lr * self.gamma ** (self.iter_idx // self.step_size))
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"iter_idx": k}``: the index of the last step (-1 before the first)."""
         return {"iter_idx": self.iter_idx}
 
@@ -336,7 +336,7 @@ class NoamLrScheduler(LrScheduler):
         n = float(self.step_count)
         return float(self.factor * self.model_size**-0.5 * min(n**-0.5, n * self.warmup_steps**-1.5))
 
-    def to_record(self) -> LrSchedulerRecord:
+    def into_record(self) -> LrSchedulerRecord:
         """``{"step": n}``: the number of steps taken."""
         return {"step": self.step_count}
 

@@ -8,11 +8,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from burn_backend import AutodiffBackend, Kind, Tensor, TensorData
+from burn_backend import AutodiffBackend, Kind, ParamId, Tensor, TensorData
 
 from .._config import Config
 from .._module import Module, ModuleMapper
-from .._param import Param, ParamId
+from .._param import Param
 from ._clipping import GradientClipping
 from ._grads import GradientsParams
 
@@ -166,7 +166,7 @@ class ModuleOptimizer:
             self._states.pop(id, None)
         return updated
 
-    def to_record(self) -> OptimizerRecord:
+    def into_record(self) -> OptimizerRecord:
         """The state of every parameter stepped so far, on the host (see ``OptimizerRecord``)."""
         return {
             str(id): {
@@ -175,12 +175,8 @@ class ModuleOptimizer:
             for id, state in self._states.items()
         }
 
-    def into_record(self) -> OptimizerRecord:
-        """The same as ``to_record`` (named as ``Module.into_record``)."""
-        return self.to_record()
-
     def load_record(self, record: Mapping[str, Mapping[str, Any]]) -> ModuleOptimizer:
-        """Replace the state with ``record``'s (as made by ``to_record``, possibly by another backend or
+        """Replace the state with ``record``'s (as made by ``into_record``, possibly by another backend or
         process); each tensor moves to its parameter's device and dtype at the parameter's next step.
 
         Returns:

@@ -892,7 +892,8 @@ def test_low_precision(ad_device: Device, rng: np.random.Generator, name: str, d
 # -- balanced checkpointing ---------------------------------------------------------------------------------
 def test_balanced_checkpointing_gives_the_same_gradients(ad_device: Device, rng: np.random.Generator) -> None:
     """Under balanced checkpointing the memory-bound ops (layer norm, unfold / fold, activations) are
-    recomputed from the compute-bound ones' kept outputs; the gradients are the same, bit for bit."""
+    recomputed from the compute-bound ones' kept outputs; the gradients are the same, bit for bit on
+    the CPU."""
     burn_autodiff = pytest.importorskip("burn_autodiff")
     backend = ad_device.backend
     if not isinstance(backend, burn_autodiff.Autodiff):
@@ -911,4 +912,11 @@ def test_balanced_checkpointing_gives_the_same_gradients(ad_device: Device, rng:
         grads = (activation.softmax(out, 1) * out).sum().backward()
         results.append([gradient(t, grads).to_numpy() for t in (x, w, b, gamma, beta, w2)])
     for default, balanced in zip(*results):
-        np.testing.assert_array_equal(default, balanced)
+        if backend.inner.is_cpu:
+            np.testing.assert_array_equal(default, balanced)
+        else:
+            # GPU scatter-adds (fold4d, pooling backward) accumulate with atomics in whatever order the
+            # threads arrive, so a recomputed value may differ in its last bits: the bound is a few
+            # rounding errors of the largest gradient, not equality
+            bound = 8 * np.finfo(default.dtype).eps * float(np.abs(default).max())
+            np.testing.assert_allclose(balanced, default, rtol=0, atol=bound)

@@ -23,8 +23,8 @@ from burn_backend import (
     Tensor,
     TensorData,
     Tolerance,
-    canonical_slices,
 )
+from burn_backend.kit import canonical_slices
 from burn_backend.testing import FLOAT_DTYPES, INT_DTYPES, check, random_array, require_dtype
 from burn_backend.testing.core._common import ALL_DTYPES
 

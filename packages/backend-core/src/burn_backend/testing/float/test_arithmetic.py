@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS
 from burn_backend.testing import FLOAT_DTYPES, check, make, random_array, require_dtype
 from burn_backend.testing.core._common import (
     LAYOUTS,
@@ -33,11 +34,11 @@ BROADCASTS = [
 ]
 BROADCAST_IDS = ["same", "outer", "rank3", "rank1", "empty", "rank0"]
 
+SYMBOLS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+# op -> (Tensor method, Python operator, float64 reference: the element-wise op table's)
 BINARY: dict[str, tuple[Callable[[Tensor, Any], Tensor], Callable[[Any, Any], Any], Callable[..., Any]]] = {
-    "add": (Tensor.add, operator.add, np.add),
-    "sub": (Tensor.sub, operator.sub, np.subtract),
-    "mul": (Tensor.mul, operator.mul, np.multiply),
-    "div": (Tensor.div, operator.truediv, np.divide),
+    name: (getattr(Tensor, name), symbol, ELEMENTWISE_OPS[f"float_{name}"].reference)
+    for name, symbol in SYMBOLS.items()
 }
 
 
@@ -84,10 +85,13 @@ def test_binary_leaves_its_inputs_alone(device: Device, rng: np.random.Generator
 
 
 SCALAR_OPS: dict[str, tuple[Callable[[Tensor, float], Tensor], Callable[[np.ndarray, float], Any]]] = {
-    "add_scalar": (Tensor.add_scalar, lambda a, s: a + s),
-    "sub_scalar": (Tensor.sub_scalar, lambda a, s: a - s),
-    "mul_scalar": (Tensor.mul_scalar, lambda a, s: a * s),
-    "div_scalar": (Tensor.div_scalar, lambda a, s: a / s),
+    **{
+        f"{name}_scalar": (
+            getattr(Tensor, f"{name}_scalar"),
+            ELEMENTWISE_OPS[f"float_{name}_scalar"].reference,
+        )
+        for name in SYMBOLS
+    },
     "x+s": (lambda t, s: t + s, lambda a, s: a + s),
     "s+x": (lambda t, s: s + t, lambda a, s: s + a),
     "x-s": (lambda t, s: t - s, lambda a, s: a - s),
@@ -176,11 +180,11 @@ def test_division_by_zero_gives_infinities_and_nan(device: Device, dtype: DType)
 
 # -- unary ----------------------------------------------------------------------------------------------
 UNARY: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[np.ndarray], Any]]] = {
-    "neg": (Tensor.neg, np.negative),
-    "-x": (operator.neg, np.negative),
-    "abs": (Tensor.abs, np.abs),
-    "abs()": (abs, np.abs),
-    "sign": (Tensor.sign, np.sign),
+    "neg": (Tensor.neg, ELEMENTWISE_OPS["float_neg"].reference),
+    "-x": (operator.neg, ELEMENTWISE_OPS["float_neg"].reference),
+    "abs": (Tensor.abs, ELEMENTWISE_OPS["float_abs"].reference),
+    "abs()": (abs, ELEMENTWISE_OPS["float_abs"].reference),
+    "sign": (Tensor.sign, ELEMENTWISE_OPS["float_sign"].reference),
     "square": (Tensor.square, np.square),
 }
 

@@ -11,16 +11,21 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS
 from burn_backend.testing import FLOAT_DTYPES, check, make, require_dtype
 from burn_backend.testing.core._common import LAYOUTS, laid_out
 
+SYMBOLS = {
+    "equal": operator.eq,
+    "not_equal": operator.ne,
+    "greater": operator.gt,
+    "greater_equal": operator.ge,
+    "lower": operator.lt,
+    "lower_equal": operator.le,
+}
+# op -> (Python operator, reference: the element-wise op table's)
 COMPARISONS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
-    "equal": (operator.eq, np.equal),
-    "not_equal": (operator.ne, np.not_equal),
-    "greater": (operator.gt, np.greater),
-    "greater_equal": (operator.ge, np.greater_equal),
-    "lower": (operator.lt, np.less),
-    "lower_equal": (operator.le, np.less_equal),
+    name: (symbol, ELEMENTWISE_OPS[f"float_{name}"].reference) for name, symbol in SYMBOLS.items()
 }
 SHAPES = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 1, 3), (2, 4, 1)), ((0, 2), (1, 2)), ((), ())]
 

@@ -1,5 +1,6 @@
 """Element-wise Float math: exp, log, the trigonometric and hyperbolic functions and their inverses,
-erf, rounding, recip; special values; is_nan, is_inf, is_finite, is_close."""
+erf, rounding, recip (every unary float op of the element-wise op table, against its reference);
+special values; is_nan, is_inf, is_finite, is_close."""
 
 from __future__ import annotations
 
@@ -11,39 +12,19 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS, ElementwiseOp
 from burn_backend.testing import FLOAT_DTYPES, check, make, random_array, require_dtype
 from burn_backend.testing.core._common import LAYOUTS, f64, laid_out, values
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
-# name -> (reference in float64, low, high): inputs where the function is well conditioned
-UNARY: dict[str, tuple[Callable[[np.ndarray], Any], float, float]] = {
-    "exp": (np.exp, -3.0, 3.0),
-    "log": (np.log, 0.1, 4.0),
-    "log1p": (np.log1p, -0.5, 3.0),
-    "sqrt": (np.sqrt, 0.0, 4.0),
-    "cos": (np.cos, -3.0, 3.0),
-    "sin": (np.sin, -3.0, 3.0),
-    "tan": (np.tan, -1.2, 1.2),
-    "cosh": (np.cosh, -3.0, 3.0),
-    "sinh": (np.sinh, -3.0, 3.0),
-    "tanh": (np.tanh, -3.0, 3.0),
-    "acos": (np.arccos, -0.95, 0.95),
-    "acosh": (np.arccosh, 1.05, 4.0),
-    "asin": (np.arcsin, -0.95, 0.95),
-    "asinh": (np.arcsinh, -3.0, 3.0),
-    "atan": (np.arctan, -3.0, 3.0),
-    "atanh": (np.arctanh, -0.9, 0.9),
-    "erf": (_erf, -3.0, 3.0),
-    "recip": (np.reciprocal, 0.5, 3.0),
-    "round": (np.round, -4.0, 4.0),
-    "floor": (np.floor, -4.0, 4.0),
-    "ceil": (np.ceil, -4.0, 4.0),
-    "trunc": (np.trunc, -4.0, 4.0),
+# the element-wise op table's float ops from a tensor to a tensor of its dtype, by Tensor method name:
+# each with its float64 reference, the domain where it is well conditioned and its tolerance scale
+UNARY: dict[str, ElementwiseOp] = {
+    name.removeprefix("float_"): op
+    for name, op in ELEMENTWISE_OPS.items()
+    if name.startswith("float_") and op.arity == 1 and op.scalars == 0 and not op.bool_result
 }
-# sin and cos near their zeros, tan near its poles: the reference is exact for the rounded input, so a
-# result off by one ulp of the argument shows up amplified
-SCALE = {"tan": 4.0, "cos": 2.0, "sin": 2.0, "acos": 2.0, "acosh": 2.0, "atanh": 2.0}
 
 
 @pytest.mark.parametrize("shape", [(7,), (2, 3, 4), (0, 5), ()], ids=str)
@@ -53,23 +34,23 @@ def test_unary(
     device: Device, rng: np.random.Generator, dtype: DType, op: str, shape: tuple[int, ...]
 ) -> None:
     require_dtype(device, dtype)
-    reference, low, high = UNARY[op]
-    a = random_array(rng, shape, dtype, low, high)
-    check(getattr(make(a, device), op)(), reference(f64(a)), dtype, scale=SCALE.get(op, 1.0))
+    entry = UNARY[op]
+    a = random_array(rng, shape, dtype, *entry.domain[0])
+    check(getattr(make(a, device), op)(), entry.reference(f64(a)), dtype, scale=entry.tolerance_scale)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS[1:])
 @pytest.mark.parametrize("op", list(UNARY))
 def test_unary_of_laid_out_inputs(device: Device, rng: np.random.Generator, op: str, layout: str) -> None:
-    reference, low, high = UNARY[op]
-    a = random_array(rng, (4, 3), DType.F32, low, high)
-    check(getattr(laid_out(a, device, layout), op)(), reference(f64(a)), DType.F32, scale=SCALE.get(op, 1.0))
+    entry = UNARY[op]
+    a = random_array(rng, (4, 3), DType.F32, *entry.domain[0])
+    result = getattr(laid_out(a, device, layout), op)()
+    check(result, entry.reference(f64(a)), DType.F32, scale=entry.tolerance_scale)
 
 
 @pytest.mark.parametrize("op", list(UNARY))
 def test_unary_leaves_its_input_alone(device: Device, rng: np.random.Generator, op: str) -> None:
-    _, low, high = UNARY[op]
-    a = random_array(rng, (5,), DType.F32, low, high)
+    a = random_array(rng, (5,), DType.F32, *UNARY[op].domain[0])
     tensor = make(a, device)
     getattr(tensor, op)()
     check(tensor, f64(a), DType.F32)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS
 from burn_backend.testing import INT_DTYPES, check, make, require_dtype
 from burn_backend.testing.core._common import LAYOUTS, SIGNED_INT_DTYPES, ints, laid_out
 
@@ -29,10 +30,11 @@ def operands(
     return ints(rng, lhs, dtype, low, 10), ints(rng, rhs, dtype, low, 10)
 
 
-BINARY: dict[str, tuple[Callable[[Tensor, Any], Tensor], Callable[[Any, Any], Any]]] = {
-    "add": (Tensor.add, operator.add),
-    "sub": (Tensor.sub, operator.sub),
-    "mul": (Tensor.mul, operator.mul),
+SYMBOLS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+# op -> (Tensor method, Python operator, int64 reference: the element-wise op table's)
+BINARY: dict[str, tuple[Callable[[Tensor, Any], Tensor], Callable[[Any, Any], Any], Callable[..., Any]]] = {
+    name: (getattr(Tensor, name), symbol, ELEMENTWISE_OPS[f"int_{name}"].reference)
+    for name, symbol in SYMBOLS.items()
 }
 
 
@@ -48,9 +50,9 @@ def test_binary(
     rhs: tuple[int, ...],
 ) -> None:
     require_dtype(device, dtype)
-    method, symbol = BINARY[op]
+    method, symbol, reference = BINARY[op]
     a, b = operands(rng, op, dtype, lhs, rhs)
-    expected = symbol(a.astype(np.int64), b.astype(np.int64))
+    expected = reference(a.astype(np.int64), b.astype(np.int64))
     check(method(make(a, device), make(b, device)), expected, dtype)
     check(symbol(make(a, device), make(b, device)), expected, dtype)
 
@@ -59,10 +61,10 @@ def test_binary(
 @pytest.mark.parametrize("op", list(BINARY))
 def test_binary_of_laid_out_inputs(device: Device, rng: np.random.Generator, op: str, layout: str) -> None:
     dtype = device.backend.int_dtype
-    method, symbol = BINARY[op]
+    method, _, reference = BINARY[op]
     a, b = operands(rng, op, dtype, (4, 3), (4, 3))
     result = method(laid_out(a, device, layout), laid_out(b, device, "swapped"))
-    check(result, symbol(a.astype(np.int64), b.astype(np.int64)), dtype)
+    check(result, reference(a.astype(np.int64), b.astype(np.int64)), dtype)
 
 
 SCALARS: dict[str, tuple[Callable[[Tensor, int], Tensor], Callable[[Any, int], Any]]] = {

@@ -67,6 +67,11 @@ def test_random_default_ints(device: Device, dtype: DType) -> None:
     assert tensor.dtype is dtype
     assert tensor.dims() == [2, 50]
     assert len(np.unique(values(tensor))) > 10
+    # the default distribution covers the dtype's whole range: 100 draws all in one half are a 2**-100 event
+    drawn = values(tensor).astype(np.float64)
+    info = np.iinfo(dtype.numpy)
+    assert drawn.max() > info.max / 2
+    assert drawn.min() < (info.min / 2 if dtype.is_signed else info.max / 2)
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)

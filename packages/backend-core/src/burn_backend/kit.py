@@ -1,0 +1,89 @@
+"""Helpers for backend authors: what every implementation of the backend interface shares.
+
+This module is for writing a backend (or a backend decorator), not for using one: import it by name,
+``from burn_backend import kit``; nothing here is re-exported by ``burn_backend`` or by the ``burn``
+meta-package. It holds
+
+- the interface listing: ``interface_methods()``, every method a backend implements, by name (what a
+  decorator wraps and what the conformance suite's coverage and signature checks go through);
+- indexing: ``canonical_slices``, which turns the user's ranges into the in-range Python slices that the
+  ``*_slice`` ops receive, and ``slice_length``, the number of elements one of them selects;
+- the output sizes of convolutions and pooling (``conv_output_size``, ``conv_transpose_output_size``,
+  ``pool_output_size``) and the tables every implementation of pooling and interpolation must agree on
+  (``avg_pool_divisors``, ``adaptive_pool_windows``, ``nearest_indices``, ``interpolation_taps``), so a
+  new backend computes exactly the shapes and weights that ``burn_backend.module`` checks against;
+- ``BackendDecorator``: the base of a backend that wraps another one (Autodiff, Fusion, Router):
+  delegation of what it does not define, wrapping and unwrapping of primitives, the inner backend's
+  devices, stack name, capabilities and conformance exclusions;
+- the element-wise op table ``ELEMENTWISE_OPS`` (``ElementwiseOp`` entries: name, operands, result
+  kind, expression, NumPy reference; ``EXPRESSION_FUNCTIONS``, the functions expressions call), from
+  which generated kernels, the fusion IR and the conformance references read;
+- the IR of the fusion compile hook (``Backend.compile_elementwise``): ``ElementwiseBlock`` of
+  ``ElementwiseStep`` over inputs described by ``TensorSpec``, the ``ElementwisePlan`` a compiler
+  returns, and ``run_op_by_op``, what runs a block where there is no plan;
+- ``register_dtype``: makes ``DType.of`` read the dtype objects of an array library other than NumPy,
+  so that a backend's primitives may carry them (``burn_backend.array.ArrayRuntime`` registers its
+  namespace's);
+- ``ENTRY_POINT_GROUP``: the entry-point group (``"burn.backends"``) under which an installed backend
+  announces itself, so that ``BURN_DEVICE`` and device specs can name it.
+
+Example:
+    >>> from burn_backend import kit
+    >>> kit.conv_output_size(32, kernel=3, stride=1, padding=1, dilation=1)
+    32
+    >>> kit.canonical_slices("slice", [4, 5], [1, slice(-2, None)])
+    (slice(1, 2, 1), slice(3, 5, 1))
+    >>> "float_add" in kit.interface_methods()
+    True
+"""
+
+from ._backend import interface_methods as interface_methods
+from ._decorator import BackendDecorator as BackendDecorator
+from ._dtype import register_dtype as register_dtype
+from ._elementwise import ELEMENTWISE_OPS as ELEMENTWISE_OPS
+from ._elementwise import EXPRESSION_FUNCTIONS as EXPRESSION_FUNCTIONS
+from ._elementwise import ElementwiseOp as ElementwiseOp
+from ._fusion_ir import ElementwiseBlock as ElementwiseBlock
+from ._fusion_ir import ElementwisePlan as ElementwisePlan
+from ._fusion_ir import ElementwiseStep as ElementwiseStep
+from ._fusion_ir import TensorSpec as TensorSpec
+from ._fusion_ir import run_op_by_op as run_op_by_op
+from ._ops._sizes import adaptive_pool_windows as adaptive_pool_windows
+from ._ops._sizes import avg_pool_divisors as avg_pool_divisors
+from ._ops._sizes import conv_output_size as conv_output_size
+from ._ops._sizes import conv_transpose_output_size as conv_transpose_output_size
+from ._ops._sizes import interpolation_taps as interpolation_taps
+from ._ops._sizes import nearest_indices as nearest_indices
+from ._ops._sizes import pool_output_size as pool_output_size
+from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from ._slice import canonical_slices as canonical_slices
+from ._slice import slice_length as slice_length
+
+__all__ = [
+    # the interface
+    "interface_methods",
+    "ENTRY_POINT_GROUP",
+    "register_dtype",
+    # decorators
+    "BackendDecorator",
+    # element-wise ops and the fusion compile hook
+    "ELEMENTWISE_OPS",
+    "EXPRESSION_FUNCTIONS",
+    "ElementwiseOp",
+    "ElementwiseBlock",
+    "ElementwiseStep",
+    "TensorSpec",
+    "ElementwisePlan",
+    "run_op_by_op",
+    # indexing
+    "canonical_slices",
+    "slice_length",
+    # sizes and shared tables of module ops
+    "conv_output_size",
+    "conv_transpose_output_size",
+    "pool_output_size",
+    "avg_pool_divisors",
+    "adaptive_pool_windows",
+    "nearest_indices",
+    "interpolation_taps",
+]

@@ -1,0 +1,171 @@
+"""The element-wise op table (``burn_backend.kit.ELEMENTWISE_OPS``) holds for this backend: each entry
+names an interface method with its operands, its expression computes its NumPy reference, and the
+backend's method computes that reference for every dtype of the entry's kind; blocks of the fusion
+compile hook compute, op by op and through the backend's plan where it gives one, what the references
+composed compute."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+
+from burn_backend import Device, DType, Kind, Tensor
+from burn_backend.kit import (
+    ELEMENTWISE_OPS,
+    ElementwiseBlock,
+    ElementwiseOp,
+    ElementwiseStep,
+    TensorSpec,
+    run_op_by_op,
+)
+from burn_backend.testing import FLOAT_DTYPES, INT_DTYPES, check, interface_methods, make, require_dtype
+from burn_backend.testing.core._common import values
+
+DTYPES = {Kind.FLOAT: FLOAT_DTYPES, Kind.INT: INT_DTYPES, Kind.BOOL: (DType.BOOL,)}
+CASES = [(name, dtype) for name, op in ELEMENTWISE_OPS.items() for dtype in DTYPES[op.kind]]
+# tensor operands of one rank that broadcast: the interface's binary ops take such
+SHAPES = {1: [(2, 3, 4)], 2: [(2, 3, 1), (2, 1, 4)]}
+SPECIALS = [np.nan, np.inf, -np.inf]
+SCALAR_TYPES: dict[str, type] = {"float": float, "int": int, "bool": bool}
+
+
+def scalar_types(op: ElementwiseOp) -> list[type]:
+    """The Python types of ``op``'s scalar operands, from the interface's annotations."""
+    parameters = list(inspect.signature(interface_methods()[op.name]).parameters.values())[1:]
+    return [SCALAR_TYPES[str(p.annotation)] for p in parameters[op.arity :]]
+
+
+def operands(rng: np.random.Generator, op: ElementwiseOp, dtype: DType) -> list[Any]:
+    """Inputs of ``op`` in its domain: arrays of ``dtype`` then Python scalars. Ops with a Bool result
+    get floats on a grid of halves (ties are frequent) with NaN and infinities among them."""
+    result: list[Any] = []
+    types = scalar_types(op)
+    for index, (low, high) in enumerate(op.domain):
+        tensor = index < op.arity
+        shape = (SHAPES[op.arity][index] if op.broadcasts else SHAPES[1][0]) if tensor else ()
+        if dtype is DType.BOOL:
+            array: Any = rng.random(shape) < 0.5
+        elif dtype.is_int:
+            info = np.iinfo(dtype.numpy)
+            array = rng.integers(max(int(low), int(info.min)), int(high), shape, endpoint=True)
+        elif op.bool_result:
+            array = rng.integers(int(2 * low), int(2 * high), shape, endpoint=True) / 2
+            if tensor:
+                array.flat[: len(SPECIALS)] = SPECIALS
+        else:
+            array = rng.uniform(low, high, shape)
+        # scalars too are values of the dtype: a backend may round them to it first
+        value = np.asarray(array).astype(dtype.numpy)
+        result.append(value if tensor else types[index - op.arity](value.item()))
+    return result
+
+
+def wide(value: Any) -> Any:
+    """A NumPy reference's operand: arrays in float64, int64 or bool; scalars as they are."""
+    if not isinstance(value, np.ndarray) or value.dtype == np.bool_:
+        return value
+    return value.astype(np.int64 if value.dtype.kind in "iu" else np.float64)
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_OPS))
+def test_entry_is_an_interface_method_with_its_operands(name: str) -> None:
+    op = ELEMENTWISE_OPS[name]
+    assert name in interface_methods(), f"{name} is not a method of the backend interface"
+    signature = inspect.signature(interface_methods()[name])
+    parameters = list(signature.parameters.values())[1:]
+    assert len(parameters) == op.operands, f"{name}{signature}: the table says {op.operands} operands"
+    assert [str(p.annotation) for p in parameters[: op.arity]] == ["P"] * op.arity
+    assert all(str(p.annotation) in SCALAR_TYPES for p in parameters[op.arity :])
+    assert str(signature.return_annotation) == "P"
+    if op.scalar_form is not None:
+        assert ELEMENTWISE_OPS[op.scalar_form].tensor_form == name
+    if op.tensor_form is not None:
+        assert ELEMENTWISE_OPS[op.tensor_form].scalar_form == name
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_OPS))
+def test_expression_computes_the_reference(rng: np.random.Generator, name: str) -> None:
+    op = ELEMENTWISE_OPS[name]
+    dtype = {Kind.FLOAT: DType.F64, Kind.INT: DType.I64, Kind.BOOL: DType.BOOL}[op.kind]
+    inputs = [wide(value) for value in operands(rng, op, dtype)]
+    with np.errstate(all="ignore"):
+        expected = np.asarray(op.reference(*inputs))
+    actual = np.asarray(op.evaluate(*inputs))
+    assert actual.shape == expected.shape
+    assert actual.dtype.kind == expected.dtype.kind, (
+        f"{op.expression}: {actual.dtype}, reference {expected.dtype}"
+    )
+    np.testing.assert_allclose(
+        actual, expected, rtol=1e-12, atol=1e-300, equal_nan=True, err_msg=op.expression
+    )
+
+
+@pytest.mark.parametrize(("name", "dtype"), CASES, ids=[f"{name}-{dtype}" for name, dtype in CASES])
+def test_backend_computes_the_reference(
+    device: Device, rng: np.random.Generator, name: str, dtype: DType
+) -> None:
+    require_dtype(device, dtype)
+    op = ELEMENTWISE_OPS[name]
+    inputs = operands(rng, op, dtype)
+    arguments = [make(value, device).primitive for value in inputs[: op.arity]] + inputs[op.arity :]
+    result = Tensor.from_primitive(getattr(device.backend, name)(*arguments), device)
+    with np.errstate(all="ignore"):
+        expected = op.reference(*[wide(value) for value in inputs])
+    result_dtype = DType.BOOL if op.bool_result else dtype
+    check(result, expected, result_dtype, scale=op.tolerance_scale)
+
+
+# -- the fusion compile hook ----------------------------------------------------------------------
+def block_of(dtype: DType) -> ElementwiseBlock:
+    """``a * b + 0.5``, its ``exp`` and whether that exceeds 1, with ``a`` and ``b`` broadcast."""
+    return ElementwiseBlock(
+        inputs=(TensorSpec(dtype, (2, 3, 1)), TensorSpec(dtype, (1, 3, 4))),
+        steps=(
+            ElementwiseStep("float_mul", (0, 1)),
+            ElementwiseStep("float_add_scalar", (2,), (0.5,)),
+            ElementwiseStep("float_exp", (3,)),
+            ElementwiseStep("float_greater_elem", (4,), (1.0,)),
+        ),
+        outputs=(4, 5),
+    )
+
+
+def composed(block: ElementwiseBlock, inputs: list[Any], scalars: tuple[Any, ...]) -> list[Any]:
+    """The block's outputs from the table's NumPy references, in float64."""
+    results = [wide(value) for value in inputs]
+    given = iter(scalars)
+    for step in block.steps:
+        results.append(
+            step.entry.reference(*[results[ref] for ref in step.args], *[next(given) for _ in step.scalars])
+        )
+    return [results[ref] for ref in block.outputs]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_compile_hook_blocks_compute_the_composed_references(
+    device: Device, rng: np.random.Generator, dtype: DType
+) -> None:
+    require_dtype(device, dtype)
+    block = block_of(dtype)
+    inputs = [rng.uniform(-1.0, 1.0, spec.shape).astype(dtype.numpy) for spec in block.inputs]
+    primitives = [make(value, device).primitive for value in inputs]
+    scalars = (-0.25, 0.75)  # other values than the block's: a plan reads them when called
+    expected = composed(block, inputs, scalars)
+    specs = [block.values[ref] for ref in block.outputs]
+    op_by_op = run_op_by_op(device.backend, block, primitives, scalars)
+    for output, spec, reference in zip(op_by_op, specs, expected):
+        check(Tensor.from_primitive(output, device), reference, spec.dtype)
+    plan = device.backend.compile_elementwise(block, device)
+    if plan is None:
+        return  # no compiler: the block runs op by op, as above
+    outputs = list(plan(primitives, scalars))
+    assert len(outputs) == len(block.outputs)
+    for output, spec, reference in zip(outputs, specs, expected):
+        tensor = Tensor.from_primitive(output, device)
+        check(tensor, reference, spec.dtype)
+        assert tensor.dims() == list(spec.shape)
+    for primitive, value in zip(primitives, inputs):  # inputs untouched
+        np.testing.assert_array_equal(values(Tensor.from_primitive(primitive, device)), value)

@@ -1,0 +1,18 @@
+"""Modules, layers and losses: the public API of ``burn-nn`` (``burn_nn``), with its losses in
+``burn.nn.loss``.
+
+Needs the ``nn`` extra: ``pip install 'burn-py[nn]'``.
+"""
+
+try:
+    from burn_nn import *  # noqa: F403
+    from burn_nn import __all__ as __all__
+except ModuleNotFoundError as error:
+    from .._reexport import raise_missing_extra
+
+    raise_missing_extra(error, "burn_nn", "nn", __name__)
+
+# The star import bound ``loss`` to burn_nn's own module; ``from . import`` would take that attribute
+# instead of importing this namespace's ``burn.nn.loss``.
+del loss  # noqa: F821
+from . import loss as loss  # type: ignore[no-redef]  # noqa: E402
