@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from burn_backend.array import ArrayBackend, in_f32
+from burn_backend.array import ArrayFloatOps, in_f32
 
 from .._cupy import cp
 from . import _elementwise
@@ -20,8 +20,8 @@ Array = Any
 def _kernel_first(name: str) -> tuple[Any, Any]:
     """``float_<name>`` and ``float_<name>_scalar``: the vectorized f32 kernels where they apply
     (``_elementwise`` gives ``None`` where they do not), else the shared ops."""
-    shared = getattr(ArrayBackend, f"float_{name}")
-    shared_scalar = getattr(ArrayBackend, f"float_{name}_scalar")
+    shared = getattr(ArrayFloatOps, f"float_{name}")
+    shared_scalar = getattr(ArrayFloatOps, f"float_{name}_scalar")
 
     def with_tensor(self: Any, lhs: Array, rhs: Array) -> Array:
         out = _elementwise.binary(name, lhs, rhs)
@@ -40,7 +40,7 @@ def _erf() -> Any:
     return cp.ElementwiseKernel("T x", "T y", "y = erf(x)", "burn_cuda_erf")
 
 
-class FloatOps:
+class FloatOps(ArrayFloatOps):
     """The float ops Cuda does its own way."""
 
     # one launch moving a float4 per thread, without CuPy's ufunc dispatch (most of a small op's cost)
@@ -61,5 +61,5 @@ class FloatOps:
 
     def float_erf(self, tensor: Array) -> Array:
         # CUDA's erf in one kernel (f16 and bf16 in f32), rather than the shared series in f64
-        runtime: Any = self.runtime  # type: ignore[attr-defined]
+        runtime = self.runtime
         return runtime.narrow(_erf()(runtime.widen(tensor)), tensor.dtype)

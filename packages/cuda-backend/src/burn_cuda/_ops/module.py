@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from burn_backend.array._module import ArrayModuleOps
+from burn_backend.array import ArrayModuleOps
 
 from ._conv import add_bias, convolve, convolve_adjoint, convolve_weight_grad
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from burn_backend.array import ArrayBackend
+from burn_backend.array import ArrayActivationOps
 
 Array = Any
 
 
-class ActivationOps:
+class ActivationOps(ArrayActivationOps):
     """Overrides of ``burn_backend.array``'s activations where NumPy does better."""
 
     def relu_backward(self, output: Array, grad: Array) -> Array:
@@ -21,4 +21,4 @@ class ActivationOps:
             keep = output > 0
             if np.isfinite(grad).all():
                 return np.multiply(grad, keep, dtype=grad.dtype)
-        return ArrayBackend.relu_backward(self, output, grad)  # type: ignore[arg-type]
+        return super().relu_backward(output, grad)

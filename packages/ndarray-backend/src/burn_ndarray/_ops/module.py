@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from burn_backend import DeformConv2dBackward, DeformConvOptions
-from burn_backend.array._module import ArrayModuleOps
+from burn_backend.array import ArrayModuleOps
 
 from . import _conv, _deform_conv
 
