@@ -76,7 +76,6 @@ def test_a_pass_through_decorator_passes_the_conformance_suite(run_kit: RunKit) 
     assert run.returncode == 0, run.output[-3000:]
     assert run.count("failed") == 0
     assert run.count("passed") > 5000
-    assert "test_every_interface_method_was_called" not in run.output  # it ran, and passed
 
 
 def test_stack_name_devices_and_values() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from burn_backend import AutodiffBackend, Backend, DType, Gradients
-from burn_backend.kit import BackendDecorator
+from burn_backend import AutodiffBackend, Backend, DType, Gradients, Kind
+from burn_backend.kit import BackendDecorator, kind_of
 
 from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpointing
 from ._graph import AutodiffTensor, backward
@@ -62,7 +62,7 @@ class Autodiff(FloatOps, ModuleOps, ActivationOps, BackendDecorator, AutodiffBac
 
     def wrap(self, primitive: Any) -> Any:
         """An untracked ``AutodiffTensor`` around an inner float primitive; int and bool ones are shared."""
-        return AutodiffTensor(primitive) if DType.of(primitive.dtype).is_float else primitive
+        return AutodiffTensor(primitive) if kind_of(primitive.dtype) is Kind.FLOAT else primitive
 
     def unwrap(self, value: Any) -> Any:
         """The inner primitive of an ``AutodiffTensor``; anything else as it is."""

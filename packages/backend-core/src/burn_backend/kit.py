@@ -39,6 +39,7 @@ Example:
 
 from ._backend import interface_methods as interface_methods
 from ._decorator import BackendDecorator as BackendDecorator
+from ._dtype import kind_of as kind_of
 from ._dtype import register_dtype as register_dtype
 from ._elementwise import ELEMENTWISE_OPS as ELEMENTWISE_OPS
 from ._elementwise import EXPRESSION_FUNCTIONS as EXPRESSION_FUNCTIONS
@@ -64,6 +65,7 @@ __all__ = [
     "interface_methods",
     "ENTRY_POINT_GROUP",
     "register_dtype",
+    "kind_of",
     # decorators
     "BackendDecorator",
     # element-wise ops and the fusion compile hook

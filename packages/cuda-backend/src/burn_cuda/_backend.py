@@ -6,22 +6,18 @@ import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from burn_backend import Device, DType, Tensor
+from burn_backend import Device, Tensor
 from burn_backend.array import ArrayBackend
 from burn_backend.kit import interface_methods
 
 from . import _cupy
+from . import _runtime as _cupy_runtime
 from ._cupy import cp
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
 from ._runtime import CupyRuntime
 
 _runtime = CupyRuntime()
-
-
-def _device_count() -> int:
-    """The number of GPUs CuPy sees (0 without CuPy, a driver or a GPU), counted once."""
-    return _runtime.device_count()
 
 
 def _device_index(args: tuple[Any, ...]) -> int | None:
@@ -46,7 +42,8 @@ def _on_its_device(method: Any) -> Any:
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _device_count() < 2:
+        count = _cupy_runtime._count  # read, not called: this wrapper runs on every op
+        if count is None or count < 2:
             return method(self, *args, **kwargs)
         index = _device_index(args)
         if index is None or index == cp.cuda.runtime.getDevice():
@@ -93,9 +90,6 @@ class Cuda(FloatOps, ModuleOps, ArrayBackend):
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
     runtime = _runtime
 
-    def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
-        super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
-
     def device(self, index: int = 0) -> Device:
         """The handle of GPU ``index``.
 
@@ -103,7 +97,7 @@ class Cuda(FloatOps, ModuleOps, ArrayBackend):
             ValueError: there is no such GPU; where there is none at all, the message says why (CuPy
                 missing, no driver, no GPU).
         """
-        if _device_count() == 0:
+        if _runtime.device_count() == 0:
             reason = _cupy.unavailable_reason()
             raise ValueError(f"cuda: no device {index}; this backend has 0 device(s): {reason}")
         return super().device(index)
@@ -113,9 +107,6 @@ class Cuda(FloatOps, ModuleOps, ArrayBackend):
         self.check_device(device)
         with cp.cuda.Device(device.index):
             cp.get_default_memory_pool().free_all_blocks()
-
-    def settings(self) -> tuple[Any, ...]:
-        return (self.float_dtype, self.int_dtype)
 
 
 def _check_cuda(device: Device) -> None:

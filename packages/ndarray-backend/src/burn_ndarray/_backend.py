@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from burn_backend import Device, DType
 from burn_backend.array import ArrayBackend
 
 from ._ops.activation import ActivationOps
@@ -29,15 +28,3 @@ class NdArray(ModuleOps, ActivationOps, ArrayBackend):
     name: ClassVar[str] = "ndarray"
     is_cpu: ClassVar[bool] = True
     runtime = NumpyRuntime()
-
-    def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
-        super().__init__(float_dtype=float_dtype, int_dtype=int_dtype)
-
-    def sync(self, device: Device) -> None:
-        """NumPy computes eagerly: nothing is ever queued."""
-
-    def supports_dtype(self, device: Device, dtype: DType) -> bool:
-        return True
-
-    def settings(self) -> tuple[Any, ...]:
-        return (self.float_dtype, self.int_dtype)

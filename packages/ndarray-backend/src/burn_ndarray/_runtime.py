@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from burn_backend import Device, IndexingUpdateOp
+from burn_backend import Device
 from burn_backend.array import LOW_PRECISION, ArrayRuntime
 
 Array = Any
 _F16 = np.dtype(np.float16)
-_UFUNCS = {
-    IndexingUpdateOp.ADD: np.add,
-    IndexingUpdateOp.MUL: np.multiply,
-    IndexingUpdateOp.MIN: np.minimum,
-    IndexingUpdateOp.MAX: np.maximum,
-}
 
 
 class NumpyRuntime(ArrayRuntime):
@@ -45,9 +38,6 @@ class NumpyRuntime(ArrayRuntime):
         with np.errstate(all="ignore"):
             return np.asarray(array).astype(dtype)
 
-    def quiet(self) -> contextlib.AbstractContextManager[Any]:
-        return np.errstate(all="ignore")
-
     def windows(self, array: Array, dim: int, size: int, step: int) -> Array:
         windows = sliding_window_view(array, size, axis=dim)
         if step == 1:
@@ -55,15 +45,6 @@ class NumpyRuntime(ArrayRuntime):
         index = [slice(None)] * windows.ndim
         index[dim] = slice(None, None, step)
         return windows[tuple(index)]
-
-    def update(self, array: Array, index: Any, values: Array, update: IndexingUpdateOp) -> Array:
-        out = np.array(array, copy=True)
-        with np.errstate(all="ignore"):
-            if update is IndexingUpdateOp.ASSIGN:
-                out[index] = values
-            else:
-                _UFUNCS[update].at(out, index, values)
-        return out
 
     def scan(self, array: Array, dim: int, combine: Any) -> Array:
         return combine.accumulate(array, axis=dim)

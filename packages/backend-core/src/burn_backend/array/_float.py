@@ -189,10 +189,7 @@ class ArrayFloatOps(FloatTensorOps):
             generator = self.generator(device)
             return self.runtime.sample(generator, shape, distribution, self.runtime.dtype(dtype))
 
-    def float_into_int(self, tensor: Array, dtype: DType) -> Array:
-        return self.runtime.cast(tensor, self.runtime.dtype(dtype))
-
-    float_cast = float_into_int
+    float_into_int = float_cast = c.cast
 
     # -- arithmetic -------------------------------------------------------------------------------
     float_add = _arithmetic(operator.add)

@@ -203,7 +203,8 @@ class ArrayModuleOps(ModuleOps):
             output_grad.shape[2:], weight.shape[2:], options.stride, options.padding, options.padding_out,
             options.dilation,
         )  # fmt: skip
-        sizes = [(n + 2 * p - d * (k - 1) - q - 1) // s + 1 for n, k, s, p, q, d in geometry]
+        # the forward convolution's geometry, less the output padding the transposed one added
+        sizes = [conv_output_size(n - q, k, s, p, d) for n, k, s, p, q, d in geometry]
         g = self._convolve(
             widen(output_grad), widen(weight), None, options.stride, options.padding, options.dilation,
             options.groups, sizes,

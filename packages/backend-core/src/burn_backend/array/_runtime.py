@@ -155,7 +155,8 @@ class ArrayRuntime:
 
     def quiet(self) -> contextlib.AbstractContextManager[Any]:
         """A context without floating-point warnings (overflow gives inf, 0/0 NaN, as in PyTorch). The
-        default silences NumPy's, which namespaces built on NumPy (``array_api_strict``) raise."""
+        default silences NumPy's, which namespaces built on NumPy (``array_api_strict``) raise, and
+        which CuPy raises when it converts a Python scalar operand to f16 on the host."""
         return np.errstate(all="ignore")
 
     def widen(self, array: Array) -> Array:

@@ -11,19 +11,10 @@ import pytest
 from burn_backend import Device, DType, Tensor
 from burn_backend.testing.autodiff._gradcheck import gradcheck
 from burn_backend.testing.autodiff.test_grad_arithmetic import BINARY, remainder_inputs
-
-RANK_PAIRS = [
-    ((2, 3), (3,)),
-    ((3,), (2, 3)),
-    ((2, 1, 3), (4, 1)),
-    ((4, 1), (2, 1, 3)),
-    ((2, 3), ()),
-    ((), (2, 3)),
-]
-RANK_PAIR_IDS = ["-".join("x".join(map(str, s)) or "scalar" for s in pair) for pair in RANK_PAIRS]
+from burn_backend.testing.core.test_broadcasting import RANK_PAIR_IDS, RANK_PAIRS
 
 
-@pytest.mark.parametrize(("lhs", "rhs"), RANK_PAIRS, ids=RANK_PAIR_IDS)
+@pytest.mark.parametrize(("lhs", "rhs"), RANK_PAIRS[:6], ids=RANK_PAIR_IDS[:6])
 @pytest.mark.parametrize("name", list(BINARY))
 def test_binary_gradients_across_ranks(
     ad_device: Device, rng: np.random.Generator, name: str, lhs: tuple[int, ...], rhs: tuple[int, ...]

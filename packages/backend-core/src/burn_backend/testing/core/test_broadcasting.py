@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS
 from burn_backend.testing import check, make
 
 Array = np.ndarray[Any, Any]
@@ -54,7 +55,7 @@ FLOAT_BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], Any, Any]]
     "powf": (lambda a, b: a.powf(b), np.power, positive, signed),
     "atan2": (lambda a, b: a.atan2(b), np.arctan2, signed, signed),
     "hypot": (lambda a, b: a.hypot(b), np.hypot, signed, signed),
-    "is_close": (lambda a, b: a.is_close(b), lambda a, b: np.isclose(a, b, 1e-5, 1e-8), signed, signed),
+    "is_close": (lambda a, b: a.is_close(b), lambda a, b: np.isclose(a, b, 1e-5, 1e-8), coarse, coarse),
     "equal": (lambda a, b: a == b, np.equal, coarse, coarse),
     "not_equal": (lambda a, b: a != b, np.not_equal, coarse, coarse),
     "greater": (lambda a, b: a > b, np.greater, coarse, coarse),
@@ -77,7 +78,8 @@ def test_float_binary_ops_broadcast_across_ranks(
     if expected.dtype == np.bool_:
         check(result, expected, DType.BOOL)
     else:
-        check(result, expected, DType.F32, scale=10.0)
+        # the op's own bound, as its same-shape test uses: broadcasting changes no rounding
+        check(result, expected, DType.F32, scale=ELEMENTWISE_OPS[f"float_{op}"].tolerance_scale)
 
 
 INT_BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
@@ -187,13 +189,14 @@ def test_matmul_broadcasts_batch_dims_across_ranks(
     a, b = signed(rng, lhs), signed(rng, rhs)
     result = make(a, device, DType.F32) @ make(b, device, DType.F32)
     expected = np.matmul(a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64))
-    check(result, expected, DType.F32, scale=10.0)
+    check(result, expected, DType.F32, scale=10.0)  # sums of products round once per term
 
 
 def test_cross_broadcasts_across_ranks(device: Device, rng: np.random.Generator) -> None:
     a, b = signed(rng, (3,)), signed(rng, (4, 3))
     x, y = make(a, device, DType.F32), make(b, device, DType.F32)
     a64, b64 = a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
+    # differences of products: cancellation amplifies the products' rounding
     check(x.cross(y), np.cross(a64, b64), DType.F32, scale=10.0)
     check(y.cross(x, -1), np.cross(b64, a64), DType.F32, scale=10.0)
 
