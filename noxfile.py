@@ -13,6 +13,7 @@ installing, each session checks that and fails otherwise.
   typecheck, as ``nox -t ci``).
 - ``build``: every wheel and sdist into ``dist/``, with their metadata checked.
 - ``guide``: the main job: training the Burn Book's guide model on MNIST (examples/guide).
+- ``record_fuzz``: burn-record's fuzz test at full length (CI runs a seeded subset).
 - ``bench``: the benchmarks under ``tools/bench/``.
 - ``docs``: the mkdocs site, built strictly.
 """
@@ -20,6 +21,7 @@ installing, each session checks that and fails otherwise.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +46,11 @@ CHECK_DISTS = str(ROOT / "tools" / "release" / "check_dists.py")
 TEST_REQUIREMENTS = ["pytest>=8"]
 MAIN_JOB = ROOT / "examples" / "guide" / "main.py"
 TORCH = "torch==2.13.0"  # the reference for numerics, where a local CPU build is available
+SAFETENSORS = "safetensors>=0.4"  # a reference of tools/bench/bench_record.py only
+# burn-import's references: the ONNX node tests and exporters, onnxruntime, a BERT from transformers
+IMPORT_TEST_REQUIREMENTS = [
+    "onnx>=1.17", "onnxruntime>=1.18", "onnxscript>=0.2", "safetensors>=0.4", "transformers>=4.40",
+]  # fmt: skip
 
 # Each word of a backend stack name ("autodiff-ndarray") is installed from one package folder.
 STACK_PART_FOLDER = {
@@ -61,15 +68,22 @@ TEST_MATRIX = {
     "cuda-backend": ["cuda"],
     "autodiff": ["autodiff-ndarray"],
     "fusion": ["ndarray"],
-    "router": ["ndarray"],
+    "router": ["autodiff-ndarray"],
     "nn": ["autodiff-ndarray"],
     "record": ["ndarray"],
     "train": ["ndarray"],
     "import": ["ndarray"],
     "burn": ["ndarray"],
 }
-CONFORMANCE_BACKENDS = ["ndarray", "autodiff-ndarray", "cuda", "autodiff-cuda"]
-CPU_BACKENDS = ["ndarray", "autodiff-ndarray"]
+CONFORMANCE_BACKENDS = [
+    "ndarray", "autodiff-ndarray", "router[ndarray,ndarray]", "autodiff-router[ndarray,ndarray]",
+    "cuda", "autodiff-cuda", "router[cuda,ndarray]", "autodiff-router[cuda,ndarray]",
+    "fusion-ndarray", "autodiff-fusion-ndarray",
+]  # fmt: skip
+CPU_BACKENDS = [
+    "ndarray", "autodiff-ndarray", "router[ndarray,ndarray]", "autodiff-router[ndarray,ndarray]",
+    "fusion-ndarray", "autodiff-fusion-ndarray",
+]  # fmt: skip
 # The worked example of docs/writing-a-backend.md, a backend over the Array API standard's reference
 # namespace: importable from backend-core's tests folder, and run through the conformance suite in CI.
 ARRAY_API_BACKEND = "array_api_backend:ArrayApiStrict()"
@@ -156,13 +170,20 @@ def install_local(session: nox.Session, *specs: str, extra_requirements: list[st
 
 def skip_without_gpu(session: nox.Session, backend: str) -> None:
     """GPU sessions skip, with the reason, on a machine without an NVIDIA GPU (CI has none)."""
-    if "cuda" in backend.split(":")[0].split("-") and shutil.which("nvidia-smi") is None:
+    if "cuda" in stack_parts(backend) and shutil.which("nvidia-smi") is None:
         session.skip(f"backend {backend!r} needs an NVIDIA GPU, and this machine has none (no nvidia-smi)")
+
+
+def stack_parts(backend: str) -> list[str]:
+    """The backend names in a stack such as ``autodiff-router[cuda,ndarray]:0``: the decorators', and
+    the inner stacks' of a backend over several."""
+    words = re.split(r"[-\[\],]", backend.split(":")[0])
+    return sorted({word for word in words if word})
 
 
 def stack_folders(backend: str) -> list[str]:
     """The package folders a backend stack name such as ``autodiff-ndarray:0`` needs."""
-    return [STACK_PART_FOLDER[part] for part in backend.split(":")[0].split("-")]
+    return [STACK_PART_FOLDER[part] for part in stack_parts(backend)]
 
 
 def uv_environment() -> dict[str, str]:
@@ -229,6 +250,8 @@ def tests(session: nox.Session, package: str, backend: str) -> None:
     requirements = TEST_REQUIREMENTS + reference_requirements()
     if package == "backend-core":
         requirements.append(ARRAY_API_STRICT)
+    if package == "import":
+        requirements += IMPORT_TEST_REQUIREMENTS
     install_local(session, package, *stack_folders(backend), extra_requirements=requirements)
     tests_dir = ROOT / "packages" / package / "tests"
     session.run("pytest", str(tests_dir), *session.posargs, env={"BURN_DEVICE": backend})
@@ -252,6 +275,7 @@ def suite(session: nox.Session) -> None:
     """Everything CI tests, in one pytest run: packages, cross-package tests, conformance per backend (the
     CPU backends and the Array API example backend)."""
     requirements = [*TEST_REQUIREMENTS, ARRAY_API_STRICT, *reference_requirements()]
+    requirements += IMPORT_TEST_REQUIREMENTS
     install_local(session, "burn[all]", extra_requirements=requirements)
     backends = [arg for backend in [*CPU_BACKENDS, ARRAY_API_BACKEND] for arg in ("--backend", backend)]
     session.run(
@@ -295,9 +319,20 @@ def guide(session: nox.Session) -> None:
 
 
 @nox.session
+def record_fuzz(session: nox.Session) -> None:
+    """burn-record's fuzz test at full length: 20,000 mutated record files (CI runs a seeded subset of
+    3,000). Arguments after ``--`` go to pytest; ``BURN_RECORD_FUZZ_SEED`` picks another seed."""
+    install_local(session, "record", "nn", "ndarray-backend", extra_requirements=TEST_REQUIREMENTS)
+    session.run(
+        "pytest", str(ROOT / "packages" / "record" / "tests" / "test_fuzz.py"), *session.posargs,
+        env={"BURN_RECORD_FUZZ_CASES": "20000", "BURN_DEVICE": "ndarray"},
+    )  # fmt: skip
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks of tools/bench/, each printing its ratio against the reference it competes with."""
-    install_local(session, "burn[all]", extra_requirements=[TORCH])
+    install_local(session, "burn[all]", extra_requirements=[TORCH, SAFETENSORS])
     session.run("python", str(ROOT / "tools" / "bench" / "run.py"), *session.posargs)
 
 

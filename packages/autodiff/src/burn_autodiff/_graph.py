@@ -175,6 +175,12 @@ class AutodiffGradients(Gradients):
         return f"Gradients({len(self._grads)} tensors)"
 
 
+def _inner_value(value: Any) -> Any:
+    """The inner primitive of an ``AutodiffTensor``; an int or bool primitive (the inner backend's own,
+    which may have a ``primitive`` attribute of its own) as it is."""
+    return value.primitive if value.__class__ is AutodiffTensor else value
+
+
 def record(
     spec: OpSpec,
     inputs: Sequence[Any],
@@ -200,11 +206,9 @@ def record(
     keeps = spec.keeps_inputs
     if recompute:
         # tracked inputs come back through their parents; constants cannot, so they stay
-        kept = tuple(
-            [None if parent is not None else getattr(x, "primitive", x) for x, parent in zip(inputs, parents)]
-        )
+        kept = tuple([None if parent is not None else _inner_value(x) for x, parent in zip(inputs, parents)])
     elif keeps:
-        kept = tuple([getattr(x, "primitive", x) if i in keeps else None for i, x in enumerate(inputs)])
+        kept = tuple([_inner_value(x) if i in keeps else None for i, x in enumerate(inputs)])
     else:
         kept = (None,) * len(inputs)
     # under checkpointing, compute-bound outputs are the checkpoints memory-bound ops recompute from

@@ -24,11 +24,11 @@ from ._dtype import DType as DType
 from ._dtype import Float as Float
 from ._dtype import Int as Int
 from ._dtype import Kind as Kind
-from ._ops._deform_conv import DeformConv2dBackward as DeformConv2dBackward
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
 from ._ops.float import FloatTensorOps as FloatTensorOps
 from ._ops.int import IntTensorOps as IntTensorOps
+from ._ops.module import DeformConv2dBackward as DeformConv2dBackward
 from ._ops.module import ModuleOps as ModuleOps
 from ._options import AttentionOptions as AttentionOptions
 from ._options import ConvOptions as ConvOptions

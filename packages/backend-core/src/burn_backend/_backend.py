@@ -162,6 +162,21 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
             [self.bool_into_data(t) for t in bools],
         )
 
+    def from_dlpack(self, source: Any, device: Device) -> Any | None:
+        """A primitive on ``device`` made from ``source`` (an object with ``__dlpack__``, such as another
+        backend's primitive), sharing its memory where the two allow it; ``None`` (the default) when this
+        backend cannot take it, and the caller copies through host memory instead (``*_into_data``,
+        ``*_from_data``). Burn's primitives are never written to, so sharing is safe.
+
+        Example:
+            ``Router`` moves a tensor between its inner backends with it::
+
+                moved = target.from_dlpack(primitive, device)
+                if moved is None:
+                    moved = target.float_from_data(source.float_into_data(primitive), device)
+        """
+        return None
+
     def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
         """Compile a block of element-wise ops into one callable: the fusion compile hook.
 
@@ -197,7 +212,7 @@ class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, Activation
 
 BACKEND_METHODS = (
     "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
-    "tr_execute", "compile_elementwise",
+    "tr_execute", "compile_elementwise", "from_dlpack",
 )  # fmt: skip
 
 

@@ -21,9 +21,9 @@ class BackendDecorator(Backend):
     It holds ``inner`` and forwards what is the inner backend's: its devices (``device_count``,
     ``seed``, ``sync``, ``flush``, ``memory_cleanup``, ``supports_dtype``, ``dtype_usage``, device
     ``i`` of the decorator being device ``i`` of the inner backend), its capabilities
-    (``validates_index_values``), its ``conformance_exclusions``, transactions (``tr_execute``) and
-    the fusion compile hook (``compile_elementwise``). Its ``stack_name`` is its ``name`` before the
-    inner one's: ``"autodiff-ndarray"``.
+    (``validates_index_values``), its ``conformance_exclusions``, transactions (``tr_execute``),
+    DLPack imports (``from_dlpack``) and the fusion compile hook (``compile_elementwise``). Its
+    ``stack_name`` is its ``name`` before the inner one's: ``"autodiff-ndarray"``.
 
     Every op a subclass does not define runs on the inner backend: arguments go through ``unwrap``
     (and devices through ``inner_device``), results through ``wrap`` (and devices back through
@@ -65,7 +65,7 @@ class BackendDecorator(Backend):
         for name, interface in interface_methods().items():
             # a method still the interface's own (abstract or default) is one the subclass left to us
             if name not in BACKEND_METHODS and getattr(cls, name) is interface and cls.delegates(name):
-                setattr(cls, name, _delegate(name, interface))
+                setattr(cls, name, cls.delegate(name, interface))
 
     @classmethod
     def delegates(cls, name: str) -> bool:
@@ -79,6 +79,13 @@ class BackendDecorator(Backend):
             True to delegate it.
         """
         return True
+
+    @classmethod
+    def delegate(cls, name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
+        """The method that runs the op ``name`` (the interface's ``interface``) on the inner backend;
+        by default it unwraps the arguments, calls the inner backend and wraps the results. Router
+        overrides it to pick the inner backend from the arguments."""
+        return _delegate(name, interface)
 
     # -- the hook pair ----------------------------------------------------------------------------
     def wrap(self, primitive: Any) -> Any:
@@ -162,6 +169,10 @@ class BackendDecorator(Backend):
         return self._inner.tr_execute(
             [unwrap(t) for t in floats], [unwrap(t) for t in ints], [unwrap(t) for t in bools]
         )
+
+    def from_dlpack(self, source: Any, device: Device) -> Any | None:
+        primitive = self._inner.from_dlpack(source, self.inner_device(device))
+        return None if primitive is None else self.wrap(primitive)
 
     def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
         plan = self._inner.compile_elementwise(block, self.inner_device(device))

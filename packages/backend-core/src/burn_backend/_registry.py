@@ -39,24 +39,62 @@ def _load(name: str, spec: str) -> Any:
     return entry.load()
 
 
+def _split(text: str, separator: str, spec: str) -> list[str]:
+    """``text`` split at each ``separator`` outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "[") - (char == "]")
+        if depth < 0:
+            break
+        if char == separator and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if depth != 0:
+        raise ValueError(f"device spec {spec!r}: unbalanced brackets in {text!r}")
+    parts.append(text[start:])
+    if not all(parts):
+        raise ValueError(f"device spec {spec!r}: an empty backend name in {text!r}")
+    return parts
+
+
+def _build(stack: str, spec: str) -> Backend:
+    parts = _split(stack, "-", spec)
+    for decorator in parts[:-1]:
+        if "[" in decorator:
+            raise ValueError(
+                f"device spec {spec!r}: {decorator!r} lists inner backends, so it must come last in "
+                f"{stack!r} (as in 'autodiff-router[cuda,ndarray]')"
+            )
+    name, bracket, rest = parts[-1].partition("[")
+    if bracket and not rest.endswith("]"):
+        raise ValueError(f"device spec {spec!r}: expected 'name[stack,...]', got {parts[-1]!r}")
+    inners = [_build(inner, spec) for inner in _split(rest[:-1], ",", spec)] if bracket else []
+    backend: Backend = _load(name, spec)(*inners)
+    for decorator in reversed(parts[:-1]):
+        backend = _load(decorator, spec)(backend)
+    return backend
+
+
 def backend_from_name(stack: str) -> Backend:
-    """The backend named by a stack such as ``"ndarray"`` or ``"autodiff-ndarray"`` (decorators first).
+    """The backend named by a stack: ``"ndarray"``, ``"autodiff-ndarray"`` (decorators first, each
+    over the rest), or a backend over several, their stacks listed in brackets:
+    ``"router[cuda,autodiff-ndarray]"``, ``"autodiff-router[cuda,ndarray]"``.
 
     The same stack name always gives the same backend object.
+
+    Raises:
+        ValueError: the stack is malformed or names a backend that is not installed.
     """
     with _lock:
         backend = _backends.get(stack)
         if backend is None:
-            parts = stack.split("-")
-            backend = _load(parts[-1], stack)()
-            for decorator in reversed(parts[:-1]):
-                backend = _load(decorator, stack)(backend)
-            _backends[stack] = backend
+            backend = _backends[stack] = _build(stack, stack)
         return backend
 
 
 def parse_device(spec: str) -> Device:
-    """The device named by ``spec``: ``"ndarray"``, ``"cuda:1"``, ``"autodiff-cuda:0"``, ... .
+    """The device named by ``spec``: ``"ndarray"``, ``"cuda:1"``, ``"autodiff-cuda:0"``,
+    ``"router[cuda,ndarray]:1"``, ... .
 
     Raises:
         ValueError: the spec is malformed or names a backend that is not installed.

@@ -6,12 +6,13 @@ from typing import ClassVar
 
 from burn_backend.array import ArrayBackend
 
-from ._ops.activation import ActivationOps
+from ._accelerated import NumbaOps
+from ._allocator import keep_freed_memory
 from ._ops.module import ModuleOps
 from ._runtime import NumpyRuntime
 
 
-class NdArray(ModuleOps, ActivationOps, ArrayBackend):
+class NdArray(ModuleOps, NumbaOps, ArrayBackend):
     """The CPU backend: tensors are NumPy arrays, matrix products and convolutions use BLAS.
 
     Args:
@@ -28,3 +29,6 @@ class NdArray(ModuleOps, ActivationOps, ArrayBackend):
     name: ClassVar[str] = "ndarray"
     is_cpu: ClassVar[bool] = True
     runtime = NumpyRuntime()
+
+
+keep_freed_memory()

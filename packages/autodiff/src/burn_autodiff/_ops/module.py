@@ -519,13 +519,8 @@ class ModuleOps(Recorder):
 
     # -- CTC loss ---------------------------------------------------------------------------------
     def ctc_loss(self, log_probs: T, targets: P, input_lengths: P, target_lengths: P, blank: int) -> T:
-        """``ctc_loss`` on the inner kernel with ``ctc_loss_backward`` where the inner backend has it
-        (PyTorch's gradient: the one with respect to the logits behind a log-softmax); else the
-        interface's default, differentiated through its recursion."""
-        inner = self._inner
-        if not inner.has_ctc_loss_backward():
-            ops: Any = self
-            args = (log_probs, targets, input_lengths, target_lengths, blank)
-            return InterfaceModuleOps.ctc_loss(ops, *args)  # type: ignore[no-any-return]
-        output = inner.ctc_loss(log_probs.primitive, targets, input_lengths, target_lengths, blank)
+        """``ctc_loss`` on the inner kernel, differentiated by ``ctc_loss_backward`` (PyTorch's gradient:
+        the one with respect to the logits behind a log-softmax), which every backend has: the
+        interface's default runs the shared implementation on the host."""
+        output = self._inner.ctc_loss(log_probs.primitive, targets, input_lengths, target_lengths, blank)
         return self.track(_CTC_LOSS, (log_probs, targets, input_lengths, target_lengths), output, blank)

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._dtype import DType
-from . import _deform_conv
 from ._conv import (
     _bias_grad,
     _conv_forward,
@@ -34,7 +33,6 @@ from ._conv import (
     _conv_x_backward,
     _dtype,
 )
-from ._deform_conv import DeformConv2dBackward
 from ._host import run_on_host
 from ._low_precision import in_f32
 
@@ -50,6 +48,17 @@ if TYPE_CHECKING:
 
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 Sizes = Sequence[int]
+
+
+class DeformConv2dBackward(NamedTuple):
+    """The gradients ``ModuleOps.deform_conv2d_backward`` returns, each of its input's shape; ``mask_grad``
+    and ``bias_grad`` are ``None`` when the forward had no mask or no bias."""
+
+    x_grad: Any
+    offset_grad: Any
+    weight_grad: Any
+    mask_grad: Any | None
+    bias_grad: Any | None
 
 
 # -- building blocks of the defaults ----------------------------------------------------------------
@@ -407,7 +416,6 @@ class ModuleOps:
         return run_on_host(self, "fold4d", x, output_size, kernel_size, options)
 
     # -- deformable convolution -------------------------------------------------------------------
-    @in_f32
     def deform_conv2d(
         self, x: P, offset: P, weight: P, mask: P | None, bias: P | None, options: DeformConvOptions
     ) -> P:
@@ -419,9 +427,8 @@ class ModuleOps:
         Each tap reads its input bilinearly at its displaced position (zero outside the input), scaled by
         its mask; returns ``[b, c_out, oh, ow]``.
         """
-        return _deform_conv.deform_conv2d(self, x, offset, weight, mask, bias, options)
+        return run_on_host(self, "deform_conv2d", x, offset, weight, mask, bias, options)
 
-    @in_f32
     def deform_conv2d_backward(
         self,
         x: P,
@@ -436,7 +443,9 @@ class ModuleOps:
         ``(x_grad, offset_grad, weight_grad, mask_grad, bias_grad)``; ``mask_grad`` and ``bias_grad``
         are ``None`` when ``mask`` and ``bias`` are. The offset gradient is that of the bilinear read
         (piecewise linear in the offsets: one-sided where a coordinate is integral)."""
-        return _deform_conv.deform_conv2d_backward(self, x, offset, weight, mask, bias, output_grad, options)
+        args = (x, offset, weight, mask, bias, output_grad, options)
+        grads: DeformConv2dBackward = run_on_host(self, "deform_conv2d_backward", *args)
+        return grads
 
     # -- CTC loss ---------------------------------------------------------------------------------
     def ctc_loss(self, log_probs: P, targets: P, input_lengths: P, target_lengths: P, blank: int) -> P:

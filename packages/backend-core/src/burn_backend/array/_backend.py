@@ -92,3 +92,16 @@ class ArrayBackend(ArrayFloatOps, ArrayIntOps, ArrayBoolOps, ArrayModuleOps, Arr
     def sync(self, device: Device) -> None:
         self.check_device(device)
         self.runtime.synchronize(device.index)
+
+    def from_dlpack(self, source: Any, device: Device) -> Any | None:
+        """``xp.from_dlpack(source)`` moved to ``device``: shared memory where the namespace can read
+        ``source`` in place; ``None`` where it cannot (another kind of device, a dtype it lacks)."""
+        self.check_device(device)
+        try:
+            with self.runtime.on_device(device.index):
+                array = self.xp.from_dlpack(source)
+        except (BufferError, TypeError, ValueError, RuntimeError, NotImplementedError, AttributeError):
+            return None
+        if not any(array.dtype == known for known in self.runtime.dtypes.values()):
+            return None
+        return self.runtime.move(array, device.index)

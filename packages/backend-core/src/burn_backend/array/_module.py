@@ -1,5 +1,5 @@
 """The module op group over an array namespace: embedding, linear, convolution plumbing, folding,
-pooling, interpolation, attention, normalization and the real FFT.
+pooling, interpolation, attention, normalization, the real FFT, deformable convolution and CTC loss.
 
 Convolutions go through three kernels a binding replaces with its own (``_convolve``,
 ``_convolve_transpose``, ``_convolve_weight_grad``; by default the interface's lowering to im2col and
@@ -30,7 +30,7 @@ from .._options import (
     InterpolateOptions,
     UnfoldOptions,
 )
-from . import _ctc, _pool
+from . import _ctc, _deform_conv, _pool
 from ._pool import place
 from ._runtime import ArrayRuntime
 
@@ -377,6 +377,10 @@ class ArrayModuleOps(ModuleOps):
         complex_dtype = xp.complex128 if re.dtype == xp.float64 else xp.complex64
         spectrum = self.runtime.cast(re, complex_dtype) + self.runtime.cast(im, complex_dtype) * 1j
         return self.runtime.narrow(xp.fft.irfft(spectrum, n=n, axis=dim), spectrum_re.dtype)
+
+    # -- deformable convolution -------------------------------------------------------------------
+    deform_conv2d = _deform_conv.deform_conv2d
+    deform_conv2d_backward = _deform_conv.deform_conv2d_backward
 
     # -- CTC loss ---------------------------------------------------------------------------------
     ctc_loss = _ctc.ctc_loss

@@ -324,17 +324,20 @@ def _chunks(batch: int, per_item: int) -> list[tuple[int, int]]:
 
 
 def convolve(
-    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """The convolution (no bias) of ``x [batch, channels, *spatial]`` with ``weight [out channels,
-    channels / groups, *kernel]``, whose output has the spatial size ``out``: a new contiguous array."""
+    x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int,
+    out: Sizes,
+) -> Array:  # fmt: skip
+    """The convolution of ``x [batch, channels, *spatial]`` with ``weight [out channels, channels /
+    groups, *kernel]`` plus ``bias`` (if given), whose output has the spatial size ``out``: a new
+    contiguous array."""
     batch, channels = x.shape[:2]
     out_channels = weight.shape[0]
     kernel = weight.shape[2:]
     geometry = _geometry(x.shape[2:], tuple(out), kernel, tuple(stride), tuple(padding), tuple(dilation))
     rows, depth, positions = out_channels // groups, channels // groups * geometry.taps, geometry.positions
     if depth == 0 or positions == 0 or batch * out_channels == 0:
-        return cp.zeros((batch, out_channels, *out), dtype=x.dtype)
+        y = cp.zeros((batch, out_channels, *out), dtype=x.dtype)
+        return y if bias is None else add_bias(y, bias)
     x = _contiguous(x)
     w = _contiguous(weight).reshape(groups, rows, depth)
     y = cp.empty((batch, out_channels, *out), dtype=x.dtype)
@@ -352,7 +355,7 @@ def convolve(
             a_step=step,
             b_step=depth * positions,
         )
-    return y
+    return y if bias is None else add_bias(y, bias)
 
 
 def convolve_weight_grad(
@@ -392,29 +395,32 @@ def convolve_weight_grad(
 
 
 def convolve_adjoint(
-    grad: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
-) -> Array:
-    """The adjoint of ``convolve``: the gradient with respect to an input of spatial size ``out`` of a
-    convolution with ``weight [grad channels, channels / groups, *kernel]``; also the transposed
-    convolution of ``grad``. A new contiguous ``[batch, channels, *out]`` array."""
-    batch, grad_channels = grad.shape[:2]
+    x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes,
+    groups: int, out: Sizes,
+) -> Array:  # fmt: skip
+    """The adjoint of ``convolve``: for ``x`` the gradient of a convolution's output, the gradient with
+    respect to its input, of spatial size ``out``, for ``weight [x channels, channels / groups,
+    *kernel]``; also the transposed convolution of ``x`` (plus ``bias``, if given). A new contiguous
+    ``[batch, channels, *out]`` array."""
+    batch, grad_channels = x.shape[:2]
     per_group = weight.shape[1]
     channels = groups * per_group
     geometry = _geometry(
-        tuple(out), grad.shape[2:], weight.shape[2:], tuple(stride), tuple(padding), tuple(dilation)
+        tuple(out), x.shape[2:], weight.shape[2:], tuple(stride), tuple(padding), tuple(dilation)
     )
     rows, depth, positions = grad_channels // groups, per_group * geometry.taps, geometry.positions
     if rows == 0 or positions == 0 or batch * channels * math.prod(out) == 0:
-        return cp.zeros((batch, channels, *out), dtype=grad.dtype)
+        result = cp.zeros((batch, channels, *out), dtype=x.dtype)
+        return result if bias is None else add_bias(result, bias)
     w = _contiguous(weight).reshape(groups, rows, depth)
-    g = _contiguous(grad).reshape(batch, grad_channels, positions)
-    x = cp.empty((batch, channels, *out), dtype=grad.dtype)
+    g = _contiguous(x).reshape(batch, grad_channels, positions)
+    result = cp.empty((batch, channels, *out), dtype=x.dtype)
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
-        target = x[start:stop]
+        target = result[start:stop]
         parts = (
             target.reshape(stop - start, channels, positions)
             if geometry.pointwise
-            else cp.empty((stop - start, channels * geometry.taps, positions), dtype=grad.dtype)
+            else cp.empty((stop - start, channels * geometry.taps, positions), dtype=x.dtype)
         )
         a, step = _per_item(w, stop - start, groups)
         _batched_gemm(
@@ -431,4 +437,4 @@ def convolve_adjoint(
         )
         if not geometry.pointwise:
             geometry.gather(parts, target)
-    return x
+    return result if bias is None else add_bias(result, bias)

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from burn_backend.array import ArrayModuleOps
 
-from ._conv import add_bias, convolve, convolve_adjoint, convolve_weight_grad
-
-Array = Any
-Sizes = Any
+from . import _conv
 
 
 class ModuleOps(ArrayModuleOps):
@@ -17,28 +12,6 @@ class ModuleOps(ArrayModuleOps):
 
     # convolutions: im2col/col2im CUDA kernels around strided-batched cuBLAS GEMMs and a one-launch bias
     # (``_conv``), instead of the interface's slice-by-slice lowering
-    def _convolve(
-        self, x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes,
-        groups: int, out: Sizes,
-    ) -> Array:  # fmt: skip
-        y = convolve(x, weight, stride, padding, dilation, groups, out)
-        return y if bias is None else add_bias(y, bias)
-
-    def _convolve_transpose(
-        self, x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes,
-        groups: int, out: Sizes,
-    ) -> Array:  # fmt: skip
-        y = convolve_adjoint(x, weight, stride, padding, dilation, groups, out)
-        return y if bias is None else add_bias(y, bias)
-
-    def _convolve_weight_grad(
-        self,
-        x: Array,
-        grad: Array,
-        kernel: Sizes,
-        stride: Sizes,
-        padding: Sizes,
-        dilation: Sizes,
-        groups: int,
-    ) -> Array:
-        return convolve_weight_grad(x, grad, kernel, stride, padding, dilation, groups)
+    _convolve = staticmethod(_conv.convolve)
+    _convolve_transpose = staticmethod(_conv.convolve_adjoint)
+    _convolve_weight_grad = staticmethod(_conv.convolve_weight_grad)

@@ -387,29 +387,17 @@ def _col2im(
 
 
 def convolve(
-    x: Array,
-    weight: Array,
-    bias: Array | None,
-    stride: Sizes,
-    padding: Sizes,
-    dilation: Sizes,
-    groups: int,
+    x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int,
     out: Sizes,
-) -> Array:
+) -> Array:  # fmt: skip
     """A convolution plus ``bias`` (if given): a new C-contiguous ``[batch, out channels, *out]``."""
     return _conv(x, weight, stride, padding, dilation, groups, out, bias)
 
 
 def convolve_transpose(
-    x: Array,
-    weight: Array,
-    bias: Array | None,
-    stride: Sizes,
-    padding: Sizes,
-    dilation: Sizes,
-    groups: int,
+    x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int,
     out: Sizes,
-) -> Array:
+) -> Array:  # fmt: skip
     """A transposed convolution plus ``bias`` (if given): a new C-contiguous array."""
     y = np.ascontiguousarray(_conv_transpose(x, weight, stride, padding, dilation, groups, out))
     if bias is not None:

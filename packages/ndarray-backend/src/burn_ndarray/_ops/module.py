@@ -9,10 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from burn_backend import DeformConv2dBackward, DeformConvOptions
 from burn_backend.array import ArrayModuleOps
 
-from . import _conv, _deform_conv
+from . import _conv
 
 Array = Any
 Sizes = Any
@@ -33,34 +32,12 @@ class ModuleOps(ArrayModuleOps):
     """Overrides of ``burn_backend.array``'s module ops, each with its reason."""
 
     # convolutions: cache-blocked im2col and BLAS over a few threads (``_conv``), with the bias folded
-    # into the GEMM, instead of the interface's slice-by-slice lowering
-    def _convolve(
-        self, x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes,
-        groups: int, out: Sizes,
-    ) -> Array:  # fmt: skip
-        return _conv.convolve(x, weight, bias, stride, padding, dilation, groups, out)
-
-    def _convolve_transpose(
-        self, x: Array, weight: Array, bias: Array | None, stride: Sizes, padding: Sizes, dilation: Sizes,
-        groups: int, out: Sizes,
-    ) -> Array:  # fmt: skip
-        return _conv.convolve_transpose(x, weight, bias, stride, padding, dilation, groups, out)
-
-    def _convolve_weight_grad(
-        self,
-        x: Array,
-        grad: Array,
-        kernel: Sizes,
-        stride: Sizes,
-        padding: Sizes,
-        dilation: Sizes,
-        groups: int,
-    ) -> Array:
-        return _conv.weight_grad(x, grad, kernel, stride, padding, dilation, groups)
-
-    def _channel_sums(self, grad: Array) -> Array:
-        # a BLAS matrix-vector product runs on several threads, NumPy's sum over dims 0, 2, ... on one
-        return _conv.channel_sums(grad)
+    # into the GEMM, instead of the interface's slice-by-slice lowering; a BLAS matrix-vector product
+    # for the bias gradient (NumPy's sum over dims 0, 2, ... runs on one thread)
+    _convolve = staticmethod(_conv.convolve)
+    _convolve_transpose = staticmethod(_conv.convolve_transpose)
+    _convolve_weight_grad = staticmethod(_conv.weight_grad)
+    _channel_sums = staticmethod(_conv.channel_sums)
 
     # ``bincount`` adds the gradients about 4x faster than ``np.add.at`` (the shared scatter)
     @_silent
@@ -75,30 +52,3 @@ class ModuleOps(ArrayModuleOps):
         return sums.reshape(x.shape).astype(output_grad.dtype)
 
     max_pool1d_with_indices_backward = max_pool2d_with_indices_backward = _max_pool_backward
-
-    # deformable convolution: channels-last gathers of whole rows and grouped matmuls (``_deform_conv``)
-    # instead of the interface's default, built from single float ops
-    @_silent
-    def deform_conv2d(
-        self,
-        x: Array,
-        offset: Array,
-        weight: Array,
-        mask: Array | None,
-        bias: Array | None,
-        options: DeformConvOptions,
-    ) -> Array:
-        return _deform_conv.deform_conv2d(x, offset, weight, mask, bias, options)
-
-    @_silent
-    def deform_conv2d_backward(
-        self,
-        x: Array,
-        offset: Array,
-        weight: Array,
-        mask: Array | None,
-        bias: Array | None,
-        output_grad: Array,
-        options: DeformConvOptions,
-    ) -> DeformConv2dBackward:
-        return _deform_conv.deform_conv2d_backward(x, offset, weight, mask, bias, output_grad, options)

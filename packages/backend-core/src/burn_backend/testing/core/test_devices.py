@@ -3,6 +3,8 @@ autodiff hooks as a backend without autodiff answers them."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -130,7 +132,7 @@ def test_indices_and_masks_must_share_the_device(device: Device) -> None:
 def test_the_device_error_names_both_devices(device: Device) -> None:
     elsewhere = other_device(device)
     a, b = Tensor.ones([1], device), moved(Tensor.ones([1], device), elsewhere)
-    with pytest.raises(ValueError, match=f"{device}.*{elsewhere}"):
+    with pytest.raises(ValueError, match=f"{re.escape(str(device))}.*{re.escape(str(elsewhere))}"):
         a.add(b)
 
 

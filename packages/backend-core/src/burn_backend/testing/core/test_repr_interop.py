@@ -145,6 +145,24 @@ def test_from_dlpack_of_a_view(device: Device) -> None:
     check(Tensor.from_dlpack(array, device), array, DType.F32)
 
 
+@pytest.mark.parametrize("dtype", DLPACK_DTYPES)
+def test_backend_from_dlpack_takes_the_values_or_declines(
+    device: Device, rng: np.random.Generator, dtype: DType
+) -> None:
+    require_dtype(device, dtype)
+    backend = device.backend
+    array = random_array(rng, (3, 4), dtype, -50, 50)
+    imported = backend.from_dlpack(array, device)  # None: the caller copies through host memory
+    if imported is not None:
+        check(Tensor.from_primitive(imported, device), array, dtype)
+    own = make(array, device, dtype).primitive
+    if hasattr(own, "__dlpack__"):
+        # a backend takes its own primitives back, sharing their memory
+        again = backend.from_dlpack(own, device)
+        assert again is not None, f"{backend.stack_name}: from_dlpack declined its own {dtype} primitive"
+        check(Tensor.from_primitive(again, device), array, dtype)
+
+
 # -- scalars and Python values ------------------------------------------------------------------------------
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1, 1)], ids=str)
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

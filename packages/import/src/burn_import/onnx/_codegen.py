@@ -1,0 +1,245 @@
+"""Code generation: an ONNX model as readable Python source of a ``Module`` class (one line per
+operation, Burn's ``ModelGen`` route) plus its weights as a burn-record file.
+
+The generated ``forward`` calls ``burn_import.onnx.run_op`` for each node, the same operator table
+``load`` runs, so both routes give the same outputs; the parameters are ``Param``s in a ``weights``
+dict and large constants are frozen ``Param``s in ``buffers``, both filled from the record file.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from burn_backend import Device, Tensor, default_device
+from burn_nn import Module, Param
+
+from ._errors import OnnxImportError
+from ._ir import Graph
+from ._reader import read_model
+from ._runtime import param_field
+from .ops._registry import to_tensor
+
+__all__ = ["generate"]
+
+_INLINE_LIMIT = 64
+_LINE = 100
+
+
+class _Weights(Module):
+    """The record layout of a generated module: ``weights`` and ``buffers`` dicts of ``Param``s."""
+
+    def __init__(self, weights: dict[str, Param], buffers: dict[str, Param]) -> None:
+        self.weights = weights
+        self.buffers = buffers
+
+
+def _identifier(name: str, taken: set[str], prefix: str = "v_") -> str:
+    base = prefix + re.sub(r"\W", "_", name)
+    if keyword.iskeyword(base):
+        base += "_"
+    candidate, i = base, 1
+    while candidate in taken:
+        candidate = f"{base}_{i}"
+        i += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"np.array({_literal(value.tolist())}, dtype=np.{value.dtype.name})"
+    if isinstance(value, float):
+        if np.isnan(value):
+            return 'float("nan")'
+        if np.isinf(value):
+            return 'float("inf")' if value > 0 else '-float("inf")'
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, (int, str, bool)) or value is None:
+        return repr(value)
+    raise OnnxImportError(
+        f"generate: attribute value of type {type(value).__name__} cannot be written as source"
+    )
+
+
+def _call(target: str, callee: str, args: list[str], indent: str) -> list[str]:
+    one = f"{indent}{target} = {callee}({', '.join(args)})"
+    if len(one) <= _LINE:
+        return [one]
+    inner = indent + "    "
+    return [f"{indent}{target} = {callee}(", *[f"{inner}{a}," for a in args], f"{indent})"]
+
+
+def generate(
+    model: Any,
+    out_dir: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    class_name: str = "Model",
+) -> tuple[Path, Path]:
+    """Write ``model`` as Python source and a weights record into ``out_dir``.
+
+    Args:
+        model: a ``.onnx`` path, its bytes, an ``onnx.ModelProto`` or an IR ``Graph``.
+        out_dir: the folder to write into (made if missing).
+        name: the file stem (default: the model file's stem, or ``"model"``).
+        class_name: the name of the generated ``Module`` class.
+
+    Returns:
+        The paths of the source file (``<name>.py``) and of the record (``<name>.mpk``,
+        ``burn_record.NamedMpkFileRecorder``).
+
+    Raises:
+        OnnxImportError: the graph uses control flow (``If``, ``Loop``, ``Scan``), which only ``load``
+            runs.
+
+    Example:
+        >>> source, weights = generate("resnet.onnx", "generated")  # doctest: +SKIP
+        >>> from generated.resnet import Model  # doctest: +SKIP
+        >>> model = Model.load(weights, device)  # doctest: +SKIP
+    """
+    from burn_record import NamedMpkFileRecorder
+
+    graph = model if isinstance(model, Graph) else read_model(model)
+    for _, node in graph.walk():
+        if node.subgraphs():
+            raise OnnxImportError(
+                f"generate: {node.describe()} holds a subgraph; control flow is run by "
+                "burn_import.onnx.load, not generated"
+            )
+    stem = name or (Path(str(model)).stem if isinstance(model, (str, os.PathLike)) else "model")
+    stem = re.sub(r"\W", "_", stem)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    source, weights = _source(graph, class_name, stem)
+    source_path = out / f"{stem}.py"
+    source_path.write_text(source)
+    weights_path = NamedMpkFileRecorder().save(weights.into_record(), out / stem)
+    return source_path, Path(weights_path)
+
+
+def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
+    device = default_device()
+    taken: set[str] = {"self", "np", "op", "Tensor"}
+    var: dict[str, str] = {}
+    param_lines: list[str] = []
+    buffer_lines: list[str] = []
+    const_lines: list[str] = []
+    params: dict[str, Param] = {}
+    buffers: dict[str, Param] = {}
+    for onnx_name in graph.params:
+        array = graph.initializers[onnx_name]
+        field = param_field(onnx_name)
+        params[field] = Param.initialized(to_tensor(array, device))
+        param_lines.append(f'            "{field}": _zeros({list(array.shape)}, "{_dtype(array)}", device),')
+        var[onnx_name] = f'self.weights["{field}"].val()'
+    for onnx_name, array in graph.constants.items():
+        if array.size > _INLINE_LIMIT:
+            field = param_field(onnx_name)
+            buffers[field] = Param.initialized(to_tensor(array, device), require_grad=False)
+            buffer_lines.append(
+                f'            "{field}": _zeros({list(array.shape)}, "{_dtype(array)}", device),'
+            )
+            var[onnx_name] = f'self.buffers["{field}"].val()'
+        else:
+            ident = _identifier(onnx_name, taken, "c_")
+            const_lines.append(f"        self.{ident} = {_literal(array)}")
+            var[onnx_name] = f"self.{ident}"
+    inputs = [
+        _identifier(n, taken, "") if n.isidentifier() else _identifier(n, taken, "x_") for n in graph.inputs
+    ]
+    for onnx_name, ident in zip(graph.inputs, inputs):
+        var[onnx_name] = ident
+    body: list[str] = []
+    for node in graph.nodes:
+        args = [f'"{node.op_type}"'] + [var[i] if i else "None" for i in node.inputs]
+        if node.domain:
+            args.append(f'domain="{node.domain}"')
+        args.append(f"opset={node.opset}")
+        if len(node.outputs) > 1:
+            args.append(f"outputs={len(node.outputs)}")
+        for key, value in sorted(node.attrs.items()):
+            args.append(
+                f"{key}={_literal(value)}" if key.isidentifier() and not keyword.iskeyword(key) else ""
+            )
+        args = [a for a in args if a]
+        outs = [_identifier(o, taken) if o else "_" for o in node.outputs]
+        for onnx_name, ident in zip(node.outputs, outs):
+            if onnx_name:
+                var[onnx_name] = ident
+        body.extend(_call(", ".join(outs), "op", args, "        "))
+    results = [var[o] for o in graph.outputs]
+    returns = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    signature = ", ".join(f"{i}: Tensor" for i in inputs)
+    lines = [
+        f'"""{class_name}: generated by burn_import.onnx from the ONNX graph {graph.name!r}; do not edit.',
+        "",
+        f'Load it with ``{class_name}.load("{stem}.mpk", device)``.',
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import os",
+        "from typing import Any",
+        "",
+        "import numpy as np",
+        "",
+        "from burn_backend import Device, Tensor, default_device",
+        "from burn_import.onnx import run_op as op",
+        "from burn_nn import Module, Param",
+        "",
+        "",
+        "def _zeros(shape: list[int], dtype: str, device: Device) -> Param:",
+        "    return Param.initialized(Tensor.zeros(shape, device, dtype))",
+        "",
+        "",
+        f"class {class_name}(Module):",
+        f'    """The ONNX graph {graph.name!r} as a module.',
+        "",
+        f"    Inputs {graph.inputs}, outputs {graph.outputs}.",
+        '    """',
+        "",
+        "    def __init__(self, device: Device | None = None) -> None:",
+        "        device = device or default_device()",
+        "        self.weights: dict[str, Param] = {",
+        *param_lines,
+        "        }",
+        "        self.buffers: dict[str, Param] = {",
+        *buffer_lines,
+        "        }",
+        *const_lines,
+        "",
+        "    @classmethod",
+        f"    def load(cls, path: str | os.PathLike[str], device: Device | None = None) -> {class_name}:",
+        '        """The module with the weights of the record at ``path`` (NamedMpkFileRecorder)."""',
+        "        from burn_record import NamedMpkFileRecorder",
+        "",
+        "        return cls(device).load_file(path, NamedMpkFileRecorder())",
+        "",
+        f"    def forward(self, {signature}) -> Any:",
+        '        """Run the graph."""',
+        *body,
+        f"        return {returns}",
+        "",
+    ]
+    return "\n".join(lines), _Weights(params, buffers)
+
+
+def _dtype(array: np.ndarray[Any, Any]) -> str:
+    from burn_backend import DType
+
+    return DType.of(array.dtype).value
+
+
+def run_generated(module: Module, *inputs: Any, device: Device | None = None) -> Any:
+    """Call a generated module on NumPy arrays or tensors (arrays go to ``device``)."""
+    device = device or default_device()
+    tensors = [x if isinstance(x, Tensor) else to_tensor(np.asarray(x), device) for x in inputs]
+    return module(*tensors)

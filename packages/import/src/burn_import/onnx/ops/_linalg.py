@@ -1,0 +1,187 @@
+"""Matrix products: ``MatMul``, ``Gemm``, ``Einsum`` and the integer and quantized products."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+
+from burn_backend import Kind, Tensor
+
+from ._registry import Context, Value, register
+from ._util import same_dtype
+
+__all__ = ["matmul"]
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """NumPy's ``matmul``: 1-d operands gain a dim for the product and lose it after; batch dims
+    broadcast."""
+    squeeze_a = a.rank == 1
+    squeeze_b = b.rank == 1
+    if squeeze_a:
+        a = a.unsqueeze_dim(0)
+    if squeeze_b:
+        b = b.unsqueeze_dim(1)
+    if a.rank != b.rank:
+        rank = max(a.rank, b.rank)
+        a, b = a.unsqueeze(rank), b.unsqueeze(rank)
+    dims_a, dims_b = a.dims(), b.dims()
+    if 0 in dims_a or 0 in dims_b:
+        batch = list(np.broadcast_shapes(tuple(dims_a[:-2]), tuple(dims_b[:-2])))
+        out = Tensor.zeros([*batch, dims_a[-2], dims_b[-1]], a.device, a.dtype)
+    elif a.kind is Kind.BOOL:
+        out = a.int("i64").matmul(b.int("i64")).bool()
+    else:
+        out = a.matmul(b)
+    if squeeze_a:
+        out = out.squeeze_dim(-2)
+    if squeeze_b:
+        out = out.squeeze_dim(-1)
+    return out
+
+
+@register("MatMul", host=lambda ctx, a, b: np.asarray(np.matmul(a, b)).astype(a.dtype))
+def matmul_op(ctx: Context, a: Value, b: Value) -> Tensor:
+    x, y = same_dtype(ctx, a, b)
+    return matmul(x, y)
+
+
+@register("Gemm", attrs=("alpha", "beta", "transA", "transB"))
+def gemm(ctx: Context, a: Value, b: Value, c: Value = None) -> Tensor:
+    x, y = same_dtype(ctx, a, b)
+    if int(ctx.attr("transA", 0)):
+        x = x.transpose()
+    if int(ctx.attr("transB", 0)):
+        y = y.transpose()
+    out = matmul(x, y)
+    alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
+    if alpha != 1.0:
+        out = out.mul_scalar(alpha)
+    if c is not None:
+        bias = ctx.tensor(c)
+        if bias.dtype != out.dtype:
+            bias = bias.cast(out.dtype)
+        out = out.add(bias.mul_scalar(beta) if beta != 1.0 else bias)
+    return out
+
+
+# -- einsum ---------------------------------------------------------------------------------------
+def _parse_einsum(equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    equation = equation.replace(" ", "")
+    lhs, _, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    used = set(c for c in equation if c.isalpha())
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_rank = max((r - len(t.replace("...", "")) for t, r in zip(terms, ranks) if "..." in t), default=0)
+    ell = "".join(spare[:ell_rank])
+    expanded = []
+    for term, rank in zip(terms, ranks):
+        if "..." in term:
+            n = rank - len(term.replace("...", ""))
+            term = term.replace("...", ell[ell_rank - n :])
+        expanded.append(term)
+    if "->" not in equation:
+        letters = "".join(expanded)
+        rhs = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    else:
+        rhs = rhs.replace("...", ell)
+    return expanded, rhs
+
+
+def _einsum_operand(t: Tensor, term: str, order: str) -> Tensor:
+    """``t`` (indexed by ``term``) with its dims arranged as ``order``: repeated letters reduced to
+    their diagonal, missing letters as size-1 dims."""
+    while len(set(term)) < len(term):
+        for i, c in enumerate(term):
+            j = term.find(c, i + 1)
+            if j > 0:
+                size = t.dims()[i]
+                eye = Tensor.eye(size, t.device, t.dtype if t.kind is Kind.FLOAT else "f64")
+                shape = [1] * t.rank
+                shape[i], shape[j] = size, size
+                mask = eye.reshape(shape)
+                product = t.mul(mask) if t.kind is Kind.FLOAT else t.float("f64").mul(mask)
+                reduced = product.sum_dim(j).squeeze_dim(j)
+                t = reduced if t.kind is Kind.FLOAT else reduced.int(t.dtype)
+                term = term[:j] + term[j + 1 :]
+                break
+    perm = sorted(range(len(term)), key=lambda k: order.index(term[k]))
+    t = t.permute(perm) if perm != list(range(len(term))) else t
+    placed = "".join(term[k] for k in perm)
+    shape = []
+    it = iter(t.dims())
+    for c in order:
+        shape.append(next(it) if c in placed else 1)
+    return t.reshape(shape)
+
+
+@register("Einsum", attrs=("equation",))
+def einsum(ctx: Context, *operands: Value) -> Tensor:
+    tensors = [ctx.tensor(o) for o in operands]
+    terms, out = _parse_einsum(str(ctx.attr("equation")), [t.rank for t in tensors])
+    order = out + "".join(sorted(set("".join(terms)) - set(out)))
+    arranged = [_einsum_operand(t, term, order) for t, term in zip(tensors, terms)]
+    result = arranged[0]
+    for other in arranged[1:]:
+        result = result.mul(other)
+    for k in range(len(order) - 1, len(out) - 1, -1):
+        result = result.sum_dim(k)
+    return result.reshape(result.dims()[: len(out)])
+
+
+# -- integer and quantized products ---------------------------------------------------------------
+def _zero_point(ctx: Context, value: Value, like: Tensor, axis_dim: int | None) -> Tensor | None:
+    if value is None:
+        return None
+    zp = ctx.tensor(value).float("f64")
+    if zp.rank == 1 and zp.dims()[0] > 1 and axis_dim is not None:
+        shape = [1] * like.rank
+        shape[axis_dim] = zp.dims()[0]
+        zp = zp.reshape(shape)
+    return zp
+
+
+@register("MatMulInteger")
+def matmul_integer(ctx: Context, a: Value, b: Value, a_zero: Value = None, b_zero: Value = None) -> Tensor:
+    x, y = ctx.tensor(a).float("f64"), ctx.tensor(b).float("f64")
+    za = _zero_point(ctx, a_zero, x, x.rank - 2)
+    zb = _zero_point(ctx, b_zero, y, y.rank - 1)
+    if za is not None:
+        x = x.sub(za)
+    if zb is not None:
+        y = y.sub(zb)
+    return matmul(x, y).int("i32")
+
+
+def _dequantized(ctx: Context, x: Value, scale: Value, zero: Value, axis_dim: int | None) -> Tensor:
+    t = ctx.tensor(x).float("f64")
+    zp = _zero_point(ctx, zero, t, axis_dim)
+    s = ctx.tensor(scale).float("f64")
+    if s.rank == 1 and s.dims()[0] > 1 and axis_dim is not None:
+        shape = [1] * t.rank
+        shape[axis_dim] = s.dims()[0]
+        s = s.reshape(shape)
+    return (t.sub(zp) if zp is not None else t).mul(s)
+
+
+def _requantized(ctx: Context, y: Tensor, scale: Value, zero: Value) -> Tensor:
+    zp_tensor = ctx.tensor(zero)
+    out = y.div(ctx.tensor(scale).float("f64")).round().add(zp_tensor.float("f64"))
+    info = np.iinfo(zp_tensor.dtype.numpy)
+    return out.clamp(float(info.min), float(info.max)).int(zp_tensor.dtype)
+
+
+@register("QLinearMatMul")
+def qlinear_matmul(
+    ctx: Context, a: Value, a_scale: Value, a_zero: Value, b: Value, b_scale: Value, b_zero: Value,
+    y_scale: Value, y_zero: Value,
+) -> Tensor:  # fmt: skip
+    x = _dequantized(ctx, a, a_scale, a_zero, ctx.tensor(a).rank - 2)
+    y = _dequantized(ctx, b, b_scale, b_zero, ctx.tensor(b).rank - 1)
+    return _requantized(ctx, matmul(x, y), y_scale, y_zero)
+
+
+def _unused(*args: Any) -> None:
+    return None

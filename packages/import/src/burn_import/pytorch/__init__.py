@@ -1,0 +1,56 @@
+"""PyTorch ``.pt``/``.pth`` weights, read without PyTorch and without executing the file's pickle.
+
+``read_pytorch`` gives the saved object with lazily read (memory-mapped) tensors; ``load_pytorch``
+loads a file's state dict into a module by name, with ``top_level_key``, regular-expression key
+remapping, PyTorch layout adapters and the list of missing and unused entries.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TypeVar
+
+from burn_nn import Module
+
+from .._adapt import KeyRemap, LoadError, LoadResult, load_state_dict
+from ._reader import LazyArray as LazyArray
+from ._reader import PyTorchReadError as PyTorchReadError
+from ._reader import read_pytorch as read_pytorch
+
+__all__ = ["LazyArray", "LoadError", "LoadResult", "PyTorchReadError", "load_pytorch", "read_pytorch"]
+
+M = TypeVar("M", bound=Module)
+
+
+def load_pytorch(
+    path: str | os.PathLike[str],
+    module: M,
+    *,
+    top_level_key: str | None = None,
+    key_remap: KeyRemap = (),
+    strict: bool = False,
+    adapter: bool = True,
+) -> LoadResult[M]:
+    """Load a PyTorch file's weights into ``module`` (as Burn's ``PyTorchFileRecorder``).
+
+    Args:
+        path: the ``.pt``/``.pth`` file.
+        module: the module to fill (a copy is returned).
+        top_level_key: where the state dict lives in the saved object (``"state_dict"``).
+        key_remap: ``(pattern, replacement)`` rules, e.g. ``[(r"^conv\\.(\\d+)", r"convs.\\1")]``.
+        strict: raise on missing or unused entries (shape mismatches always raise).
+        adapter: translate PyTorch's layouts (Linear transposes, norm names, RNN gates, attention).
+
+    Example:
+        >>> result = load_pytorch("model.pt", NetConfig().init(device), key_remap=[(r"^fc", "head")])
+        >>> model, result.missing, result.unused  # doctest: +SKIP
+    """
+    state = read_pytorch(path)
+    return load_state_dict(
+        module,
+        state,
+        key_remap=key_remap,
+        top_level_key=top_level_key,
+        pytorch_adapter=adapter,
+        strict=strict,
+    )

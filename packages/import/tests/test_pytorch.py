@@ -1,0 +1,208 @@
+"""PyTorch ``.pt`` weights: the restricted unpickler, both file formats, remapping, partial loading and
+the layout adapters, checked against PyTorch itself."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from burn_backend import Tensor, default_device
+from burn_import import LoadError
+from burn_import.pytorch import PyTorchReadError, load_pytorch, read_pytorch
+from burn_nn import (
+    BatchNormConfig,
+    GruConfig,
+    LinearConfig,
+    LstmConfig,
+    Module,
+    MultiHeadAttentionConfig,
+)
+
+torch = pytest.importorskip("torch")
+
+
+class _System:
+    """Pickles as a call of ``os.system`` (what a malicious file holds)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        import os
+
+        return (os.system, (self.command,))
+
+
+def _malicious_zip(path: Path, marker: Path) -> None:
+    payload = pickle.dumps({"weight": _System(f"touch {marker}")}, protocol=2)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", payload)
+        archive.writestr("archive/version", "3\n")
+
+
+def test_a_pickle_calling_os_system_is_refused_and_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    _malicious_zip(path, marker)
+    with pytest.raises(PyTorchReadError, match=r"refused to load global '(posix|os|nt)\.system'"):
+        read_pytorch(path)
+    assert not marker.exists()
+
+
+def test_a_legacy_pickle_calling_os_system_is_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil_legacy.pt"
+    path.write_bytes(pickle.dumps(_System(f"touch {marker}"), protocol=2))
+    with pytest.raises(PyTorchReadError, match="system"):
+        read_pytorch(path)
+    assert not marker.exists()
+
+
+def test_not_a_pytorch_file(tmp_path: Path) -> None:
+    path = tmp_path / "plain.pt"
+    path.write_bytes(b"hello")
+    with pytest.raises(PyTorchReadError):
+        read_pytorch(path)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_both_file_formats_read_every_dtype_and_views(tmp_path: Path, legacy: bool) -> None:
+    state = {
+        "f32": torch.randn(3, 4),
+        "f64": torch.randn(2, dtype=torch.float64),
+        "f16": torch.randn(5, dtype=torch.float16),
+        "bf16": torch.randn(2, 2, dtype=torch.bfloat16),
+        "i64": torch.arange(6),
+        "i8": torch.tensor([-1, 2], dtype=torch.int8),
+        "u8": torch.tensor([3, 250], dtype=torch.uint8),
+        "bool": torch.tensor([True, False]),
+        "view": torch.arange(12.0).reshape(3, 4).t(),  # a non-contiguous view of a shared storage
+        "scalar": torch.tensor(7),
+        "nested": {"inner": torch.ones(2)},
+    }
+    path = tmp_path / "state.pt"
+    torch.save(state, path, _use_new_zipfile_serialization=not legacy)
+    loaded = read_pytorch(path)
+    for key, value in state.items():
+        if key == "nested":
+            np.testing.assert_array_equal(loaded[key]["inner"].numpy(), value["inner"].numpy())
+            continue
+        array = loaded[key].numpy()
+        expected = value.float().numpy() if key == "bf16" else value.numpy()
+        assert array.shape == tuple(value.shape)
+        np.testing.assert_array_equal(array.astype(expected.dtype), expected)
+
+
+class _Net(Module):
+    def __init__(self, device: Any) -> None:
+        self.fc = LinearConfig(4, 3).init(device)
+        self.norm = BatchNormConfig(3).init(device)
+        self.lstm = LstmConfig(3, 5, True).init(device)
+        self.gru = GruConfig(3, 2, True).init(device)
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        y = self.norm(self.fc(x).swap_dims(1, 2)).swap_dims(1, 2)
+        return self.lstm(y)[0], self.gru(y)
+
+
+class _TorchNet(torch.nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+        self.norm = torch.nn.BatchNorm1d(3)
+        self.lstm = torch.nn.LSTM(3, 5, batch_first=True)
+        self.gru = torch.nn.GRU(3, 2, batch_first=True)
+
+    def forward(self, x: Any) -> tuple[Any, Any]:
+        y = self.norm(self.fc(x).transpose(1, 2)).transpose(1, 2)
+        return self.lstm(y)[0], self.gru(y)[0]
+
+
+def _trained_torch_net() -> Any:
+    torch.manual_seed(0)
+    net = _TorchNet()
+    with torch.no_grad():
+        net.norm.running_mean.copy_(torch.randn(3))
+        net.norm.running_var.copy_(torch.rand(3) + 0.5)
+    return net.eval()
+
+
+def test_adapters_reproduce_pytorch_outputs(tmp_path: Path) -> None:
+    net = _trained_torch_net()
+    path = tmp_path / "net.pt"
+    torch.save({"state_dict": net.state_dict(), "epoch": 3}, path)
+    device = default_device()
+    result = load_pytorch(path, _Net(device), top_level_key="state_dict")
+    assert result.missing == []
+    assert result.unused == ["norm.num_batches_tracked"]
+    x = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
+    ours = result.module(Tensor.from_numpy(x, device))
+    with torch.no_grad():
+        theirs = net(torch.from_numpy(x))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.to_numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_key_remap_partial_loading_and_mismatches(tmp_path: Path) -> None:
+    torch.manual_seed(1)
+    state = {
+        "encoder.dense.weight": torch.randn(3, 4),
+        "encoder.dense.bias": torch.randn(3),
+        "extra": torch.ones(1),
+    }
+    path = tmp_path / "partial.pt"
+    torch.save(state, path)
+    device = default_device()
+    net = _Net(device)
+    result = load_pytorch(path, net, key_remap=[(r"^encoder\.dense", "fc")])
+    np.testing.assert_allclose(
+        result.module.fc.weight.val().to_numpy(), state["encoder.dense.weight"].numpy().T
+    )
+    assert "fc.weight" in result.loaded
+    assert "extra" in result.unused
+    assert "norm.gamma" in result.missing
+    with pytest.raises(LoadError, match="missing"):
+        load_pytorch(path, net, key_remap=[(r"^encoder\.dense", "fc")], strict=True)
+    torch.save({"fc.weight": torch.randn(5, 4)}, path)
+    with pytest.raises(LoadError, match=r"fc.weight: weights of shape \[4, 5\], module expects \[4, 3\]"):
+        load_pytorch(path, net)
+
+
+def test_fused_attention_in_proj_is_split(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+    class Holder(Module):
+        def __init__(self, device: Any) -> None:
+            self.attn = MultiHeadAttentionConfig(8, 2, dropout=0.0).init(device)
+
+    path = tmp_path / "mha.pt"
+    torch.save({"attn." + k: v for k, v in mha.state_dict().items()}, path)
+    result = load_pytorch(path, Holder(default_device()))
+    assert result.missing == []
+    assert result.unused == []
+    _q, k, _v = mha.in_proj_weight.detach().numpy().reshape(3, 8, 8)
+    np.testing.assert_allclose(result.module.attn.key.weight.val().to_numpy(), k.T)
+    np.testing.assert_allclose(
+        result.module.attn.output.weight.val().to_numpy(), mha.out_proj.weight.detach().numpy().T
+    )
+
+
+def test_state_is_memory_mapped(tmp_path: Path) -> None:
+    path = tmp_path / "big.pt"
+    torch.save({"w": torch.ones(256, 256)}, path)
+    array = read_pytorch(path)["w"].numpy()
+    assert isinstance(array.base, np.memmap) or isinstance(array, np.memmap)
+    assert not array.flags.writeable
+
+
+def test_unused_buffer_bytes_io() -> None:
+    buffer = io.BytesIO()
+    torch.save({"a": torch.zeros(1)}, buffer)
+    assert buffer.getvalue()[:2] == b"PK"

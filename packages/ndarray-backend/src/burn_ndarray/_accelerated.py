@@ -1,0 +1,59 @@
+"""``NumbaOps``: NdArray's ops with numba kernels (erf, exact GELU and its backward) and its fusion
+compiler; each falls back to NumPy where numba is missing or fails."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+
+from burn_backend import Device
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan
+
+from . import _numba
+from ._fusion import compile_block
+from ._ops.activation import ActivationOps
+
+Array = Any
+# f32 only: numba's f64 erf/erfc (its own port) is ~1e-10 off in the tails, where backend-core's is exact
+_KERNEL_DTYPES = (np.dtype(np.float32),)
+
+
+class NumbaOps(ActivationOps):
+    """The ops NumPy lacks (erf) or computes in many passes (GELU), as one numba kernel each, and the
+    fusion compile hook (``compile_elementwise``)."""
+
+    def float_erf(self, tensor: Array) -> Array:
+        kernels = _numba.kernels()
+        if kernels is not None and tensor.dtype in _KERNEL_DTYPES:
+            try:
+                return kernels.erf(tensor)
+            except Exception as error:
+                _numba.disable(error)
+        return cast(Any, super()).float_erf(tensor)  # ArrayFloatOps's, after this class in NdArray's MRO
+
+    def gelu(self, tensor: Array) -> Array:
+        kernels = _numba.kernels()
+        if kernels is not None and tensor.dtype in _KERNEL_DTYPES:
+            try:
+                return kernels.gelu(tensor)
+            except Exception as error:
+                _numba.disable(error)
+        return super().gelu(tensor)
+
+    def gelu_backward(self, x: Array, grad: Array) -> Array:
+        kernels = _numba.kernels()
+        if (
+            kernels is not None
+            and x.dtype in _KERNEL_DTYPES
+            and grad.dtype == x.dtype
+            and grad.shape == x.shape
+        ):
+            try:
+                return kernels.gelu_backward(x, grad)
+            except Exception as error:
+                _numba.disable(error)
+        return super().gelu_backward(x, grad)
+
+    def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+        return compile_block(self, block)  # type: ignore[arg-type]

@@ -1,0 +1,193 @@
+"""numba kernels for what NumPy lacks or does in many passes: erf, exact GELU and its backward, and the
+scalar helpers that the fusion compiler's generated kernels call.
+
+This module imports numba: import it through ``burn_ndarray._numba.kernels()``, which returns ``None``
+where numba is missing or broken, so that NdArray falls back to NumPy. Kernels are compiled on first use
+and cached on disk by numba (``cache=True``); arrays of at least ``PARALLEL_MIN`` elements are split
+over the cores.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+PARALLEL_MIN = int(os.environ.get("BURN_NDARRAY_PARALLEL_MIN", 1 << 23))
+"""Arrays with fewer elements run on one thread (``BURN_NDARRAY_PARALLEL_MIN`` overrides it). The serial
+loops are vectorized and memory-bound: on the 2-core machines measured, splitting a 4M-element erf over
+both cores made it slower, so only very large arrays are split."""
+_CHUNK = 4096  # elements per parallel work item: long enough to vectorize, short enough to balance
+
+_F32 = np.float32
+# erf(x) ~ x P(x^2) / Q(x^2) on [-4, 4] (the rational approximation of Eigen and XLA for f32: within
+# 4e-7 of erf, 1 beyond): a polynomial without branches, which LLVM vectorizes
+_ALPHA = (
+    _F32(-2.72614225801306e-10), _F32(2.77068142495902e-08), _F32(-2.10102402082508e-06),
+    _F32(-5.69250639462346e-05), _F32(-7.34990630326855e-04), _F32(-2.95459980854025e-03),
+    _F32(-1.60960333262415e-02),
+)  # fmt: skip
+_BETA = (
+    _F32(-1.45660718464996e-05), _F32(-2.13374055278905e-04), _F32(-1.68282697438203e-03),
+    _F32(-7.37332916720468e-03), _F32(-1.42647390514189e-02),
+)  # fmt: skip
+_A0, _A1, _A2, _A3, _A4, _A5, _A6 = _ALPHA
+_B0, _B1, _B2, _B3, _B4 = _BETA
+_FOUR = _F32(4.0)
+_HALF = _F32(0.5)
+_ONE = _F32(1.0)
+_SQRT1_2_F32 = _F32(1.0 / math.sqrt(2.0))
+_INV_SQRT_2PI_F32 = _F32(1.0 / math.sqrt(2.0 * math.pi))
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@njit(cache=True, error_model="numpy")
+def erf32(x: Any) -> Any:
+    """erf of an f32 scalar (NaN stays NaN)."""
+    c = min(max(x, -_FOUR), _FOUR)
+    x2 = c * c
+    p = ((((((_A0 * x2 + _A1) * x2 + _A2) * x2 + _A3) * x2 + _A4) * x2 + _A5) * x2 + _A6) * c
+    q = (((_B0 * x2 + _B1) * x2 + _B2) * x2 + _B3) * x2 + _B4
+    return p / q if x == x else x
+
+
+@njit(cache=True, error_model="numpy")
+def erfc32(x: Any) -> Any:
+    """erfc of an f32 scalar, through f64 where 1 - erf would lose its digits."""
+    if x < _HALF:
+        return _ONE - erf32(x)
+    return _F32(math.erfc(np.float64(x)))
+
+
+@njit(cache=True, error_model="numpy")
+def erf64(x: Any) -> Any:
+    """erf of an f64 scalar."""
+    return math.erf(x)
+
+
+@njit(cache=True, error_model="numpy")
+def erfc64(x: Any) -> Any:
+    """erfc of an f64 scalar."""
+    return math.erfc(x)
+
+
+@njit(cache=True, error_model="numpy")
+def where(condition: Any, a: Any, b: Any) -> Any:
+    """``a`` if ``condition`` else ``b``."""
+    return a if condition else b
+
+
+# -- whole-array kernels ----------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _erf_f32_serial(x: Any, out: Any) -> None:
+    for i in range(x.shape[0]):
+        out[i] = erf32(x[i])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _erf_f32_parallel(x: Any, out: Any) -> None:
+    n = x.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            out[i] = erf32(x[i])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _erf_f64(x: Any, out: Any) -> None:
+    for i in prange(x.shape[0]):
+        out[i] = math.erf(x[i])
+
+
+@njit(cache=True, error_model="numpy")
+def _gelu_f32_serial(x: Any, out: Any) -> None:
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v * _HALF * erfc32(-v * _SQRT1_2_F32)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _gelu_f32_parallel(x: Any, out: Any) -> None:
+    n = x.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            v = x[i]
+            out[i] = v * _HALF * erfc32(-v * _SQRT1_2_F32)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _gelu_f64(x: Any, out: Any) -> None:
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = v * 0.5 * math.erfc(-v * _SQRT1_2)
+
+
+@njit(cache=True, error_model="numpy")
+def _gelu_backward_f32_serial(x: Any, grad: Any, out: Any) -> None:
+    for i in range(x.shape[0]):
+        v = x[i]
+        cdf = _HALF * erfc32(-v * _SQRT1_2_F32)
+        out[i] = grad[i] * (cdf + v * np.exp(-_HALF * v * v) * _INV_SQRT_2PI_F32)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _gelu_backward_f32_parallel(x: Any, grad: Any, out: Any) -> None:
+    n = x.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            v = x[i]
+            cdf = _HALF * erfc32(-v * _SQRT1_2_F32)
+            out[i] = grad[i] * (cdf + v * np.exp(-_HALF * v * v) * _INV_SQRT_2PI_F32)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _gelu_backward_f64(x: Any, grad: Any, out: Any) -> None:
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = grad[i] * (0.5 * math.erfc(-v * _SQRT1_2) + v * math.exp(-0.5 * v * v) * _INV_SQRT_2PI)
+
+
+def _flat(x: Any) -> Any:
+    return np.ascontiguousarray(x).reshape(-1)
+
+
+def erf(x: Any) -> Any:
+    """erf of an f32 or f64 array, as a new array of its dtype and shape."""
+    flat = _flat(x)
+    out = np.empty_like(flat)
+    if x.dtype == np.float64:
+        _erf_f64(flat, out)
+    elif flat.size >= PARALLEL_MIN:
+        _erf_f32_parallel(flat, out)
+    else:
+        _erf_f32_serial(flat, out)
+    return out.reshape(x.shape)
+
+
+def gelu(x: Any) -> Any:
+    """The exact GELU of an f32 or f64 array."""
+    flat = _flat(x)
+    out = np.empty_like(flat)
+    if x.dtype == np.float64:
+        _gelu_f64(flat, out)
+    elif flat.size >= PARALLEL_MIN:
+        _gelu_f32_parallel(flat, out)
+    else:
+        _gelu_f32_serial(flat, out)
+    return out.reshape(x.shape)
+
+
+def gelu_backward(x: Any, grad: Any) -> Any:
+    """The gradient of the exact GELU at ``x`` (f32 or f64, ``grad`` of its shape and dtype)."""
+    flat, flat_grad = _flat(x), _flat(grad)
+    out = np.empty_like(flat)
+    if x.dtype == np.float64:
+        _gelu_backward_f64(flat, flat_grad, out)
+    elif flat.size >= PARALLEL_MIN:
+        _gelu_backward_f32_parallel(flat, flat_grad, out)
+    else:
+        _gelu_backward_f32_serial(flat, flat_grad, out)
+    return out.reshape(x.shape)

@@ -1,0 +1,92 @@
+"""NdArray's numba kernels and fusion compiler, and its fallback to NumPy without numba."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from burn_backend import DType
+from burn_backend.kit import ElementwiseBlock, ElementwiseStep, TensorSpec, run_op_by_op
+from burn_ndarray import NdArray
+
+
+def test_erf_and_gelu_match_the_definitions() -> None:
+    backend = NdArray()
+    x = np.linspace(-6, 6, 2001)
+    erf = np.array([math.erf(v) for v in x])
+    for dtype, tolerance in [(np.float32, 1e-6), (np.float64, 1e-13)]:
+        values = x.astype(dtype)
+        np.testing.assert_allclose(backend.float_erf(values), erf, atol=tolerance, rtol=tolerance)
+        gelu = x * 0.5 * np.array([math.erfc(-v / math.sqrt(2)) for v in x])
+        np.testing.assert_allclose(backend.gelu(values), gelu, atol=tolerance, rtol=10 * tolerance)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "dtype"),
+    [([(5, 7), (5, 7)], DType.F32), ([(4, 1, 6), (1, 3, 6)], DType.F64), ([(2, 3, 1), (1, 1, 1)], DType.F32)],
+)
+def test_a_compiled_block_equals_the_ops_one_by_one(shapes: list[tuple[int, ...]], dtype: DType) -> None:
+    backend = NdArray()
+    inputs = tuple(TensorSpec(dtype, shape) for shape in shapes)
+    steps = (
+        ElementwiseStep("float_mul", (0, 1)),
+        ElementwiseStep("float_add_scalar", (2,), (0.5,)),
+        ElementwiseStep("float_erf" if dtype is DType.F32 else "float_exp", (3,)),  # f64 erf: op by op
+        ElementwiseStep("float_greater_elem", (4,), (0.1,)),
+        ElementwiseStep("relu_backward", (4, 3)),
+    )
+    block = ElementwiseBlock(inputs, steps, (4, 5, 6))
+    plan = backend.compile_elementwise(block, backend.device())
+    assert plan is not None
+    rng = np.random.default_rng(0)
+    arrays = [rng.normal(size=shape).astype(dtype.numpy) for shape in shapes]
+    for got, want in zip(plan(arrays, [1.5, -0.2]), run_op_by_op(backend, block, arrays, [1.5, -0.2])):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_int_blocks_wrap_like_numpy() -> None:
+    backend = NdArray()
+    spec = TensorSpec(DType.I8, (10,))
+    block = ElementwiseBlock(
+        (spec,), (ElementwiseStep("int_mul_scalar", (0,), (3,)), ElementwiseStep("int_add", (1, 0))), (2,)
+    )
+    plan = backend.compile_elementwise(block, backend.device())
+    assert plan is not None
+    values = np.arange(-100, 100, 20, dtype=np.int8)
+    (got,) = plan([values], [3])
+    assert got.dtype == np.int8
+    assert got.tolist() == run_op_by_op(backend, block, [values], [3])[0].tolist()
+
+
+def test_low_precision_blocks_are_not_compiled() -> None:
+    backend = NdArray()
+    block = ElementwiseBlock(
+        (TensorSpec(DType.F16, (3,)),),
+        (ElementwiseStep("float_exp", (0,)), ElementwiseStep("float_neg", (1,))),
+        (2,),
+    )
+    assert backend.compile_elementwise(block, backend.device()) is None
+
+
+def test_without_numba_ndarray_computes_with_numpy() -> None:
+    code = (
+        "import numpy as np\n"
+        "from burn_backend.kit import ElementwiseBlock, ElementwiseStep, TensorSpec\n"
+        "from burn_backend import DType\n"
+        "from burn_ndarray import NdArray\n"
+        "b = NdArray()\n"
+        "print(round(float(b.float_erf(np.array([0.5], np.float32))[0]), 5))\n"
+        "s = TensorSpec(DType.F32, (2,))\n"
+        "steps = (ElementwiseStep('float_exp', (0,)), ElementwiseStep('float_neg', (1,)))\n"
+        "block = ElementwiseBlock((s,), steps, (2,))\n"
+        "print(b.compile_elementwise(block, b.device()))\n"
+    )
+    env = {**os.environ, "BURN_NDARRAY_NUMBA": "0"}
+    output = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert output.stdout.split() == [str(round(math.erf(0.5), 5)), "None"]

@@ -1,0 +1,200 @@
+"""burn-import against the tools a user would pick instead, measured side by side in one run:
+
+- a ResNet-18-sized CNN (batch 8, f32, 224x224) imported from ONNX and run on NdArray, vs onnxruntime
+  (CPU) and PyTorch eager;
+- reading resnet50-sized ``.pt`` weights (materialized in memory) vs ``torch.load(weights_only=True)``;
+- reading a safetensors file vs the ``safetensors`` package's NumPy loader.
+
+Run: ``BURN_DEVICE=ndarray python tools/bench/bench_import.py [--repeat N] [--size 224]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from burn_backend import Tensor, default_device
+
+
+def timed(fn: Callable[[], Any], repeat: int, warmup: int = 1) -> float:
+    """The median wall time of ``fn`` over ``repeat`` runs, after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+class BasicBlock(torch.nn.Module):
+    def __init__(self, inp: int, out: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(inp, out, 3, stride, 1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(out)
+        self.conv2 = torch.nn.Conv2d(out, out, 3, 1, 1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(out)
+        self.down = None
+        if stride != 1 or inp != out:
+            self.down = torch.nn.Sequential(
+                torch.nn.Conv2d(inp, out, 1, stride, bias=False), torch.nn.BatchNorm2d(out)
+            )
+
+    def forward(self, x: Any) -> Any:
+        skip = x if self.down is None else self.down(x)
+        return torch.relu(skip + self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))))
+
+
+class ResNet18(torch.nn.Module):
+    """ResNet-18's architecture (11.7M parameters), as torchvision's, written out here."""
+
+    def __init__(self, classes: int = 1000) -> None:
+        super().__init__()
+        self.stem = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+            torch.nn.BatchNorm2d(64),
+            torch.nn.ReLU(),
+            torch.nn.MaxPool2d(3, 2, 1),
+        )
+        layers, inp = [], 64
+        for out, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+            layers += [BasicBlock(inp, out, stride), BasicBlock(out, out, 1)]
+            inp = out
+        self.layers = torch.nn.Sequential(*layers)
+        self.fc = torch.nn.Linear(512, classes)
+
+    def forward(self, x: Any) -> Any:
+        x = self.layers(self.stem(x))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def bench_cnn(folder: Path, repeat: int, size: int) -> None:
+    import onnxruntime as ort
+
+    import burn_import.onnx as burn_onnx
+
+    torch.manual_seed(0)
+    net = ResNet18().eval()
+    x = torch.randn(8, 3, size, size)
+    path = folder / "resnet18.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), str(path), dynamo=False, input_names=["x"], opset_version=17)
+    device = default_device()
+    model = burn_onnx.load(path, device)
+    inputs = Tensor.from_numpy(x.numpy(), device)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds = {"x": x.numpy()}
+    ours = model(inputs).to_numpy()
+    reference = session.run(None, feeds)[0]
+    error = float(np.abs(ours - reference).max())
+    t_ours = timed(lambda: model(inputs).to_numpy(), repeat)
+    t_ort = timed(lambda: session.run(None, feeds), repeat)
+
+    def eager() -> None:
+        with torch.no_grad():
+            net(x)
+
+    t_torch = timed(eager, repeat)
+    print(f"resnet18 batch 8 {size}x{size} f32 on {device} (max |ours - onnxruntime| = {error:.1e}):")
+    print(f"  burn-import {t_ours * 1e3:9.1f} ms")
+    print(f"  onnxruntime {t_ort * 1e3:9.1f} ms   ours/onnxruntime = {t_ours / t_ort:.2f}x")
+    print(f"  torch eager {t_torch * 1e3:9.1f} ms   ours/torch       = {t_ours / t_torch:.2f}x")
+
+
+def resnet50_sized_state(generator: torch.Generator) -> dict[str, Any]:
+    """A state dict of ResNet-50's size (about 25.6M f32 parameters in 320 tensors, 102 MB)."""
+    state: dict[str, Any] = {}
+    widths = [(64, 3), (128, 4), (256, 6), (512, 3)]
+    inp = 64
+    state["conv1.weight"] = torch.randn(64, 3, 7, 7, generator=generator)
+    for stage, (width, blocks) in enumerate(widths):
+        for block in range(blocks):
+            prefix = f"layer{stage + 1}.{block}"
+            for i, (o, c, k) in enumerate([(width, inp, 1), (width, width, 3), (4 * width, width, 1)]):
+                state[f"{prefix}.conv{i + 1}.weight"] = torch.randn(o, c, k, k, generator=generator)
+                for name in ("weight", "bias", "running_mean", "running_var"):
+                    state[f"{prefix}.bn{i + 1}.{name}"] = torch.randn(o, generator=generator)
+            if block == 0:
+                state[f"{prefix}.downsample.0.weight"] = torch.randn(
+                    4 * width, inp, 1, 1, generator=generator
+                )
+            inp = 4 * width
+    state["fc.weight"] = torch.randn(1000, 2048, generator=generator)
+    state["fc.bias"] = torch.randn(1000, generator=generator)
+    return state
+
+
+def bench_weights(folder: Path, repeat: int) -> None:
+    from safetensors.numpy import load_file as st_load_file
+    from safetensors.torch import save_file as st_save_file
+
+    from burn_import.pytorch import read_pytorch
+    from burn_import.safetensors import read_safetensors
+
+    state = resnet50_sized_state(torch.Generator().manual_seed(0))
+    count = sum(t.numel() for t in state.values())
+    pt = folder / "resnet50.pt"
+    torch.save(state, pt)
+    st = folder / "resnet50.safetensors"
+    st_save_file(state, str(st))
+
+    def ours_pt() -> None:
+        for value in read_pytorch(pt).values():
+            np.array(value.numpy())  # read into memory, as torch.load does
+
+    def ours_pt_lazy() -> None:
+        for value in read_pytorch(pt).values():
+            value.numpy()
+
+    t_ours = timed(ours_pt, repeat)
+    t_lazy = timed(ours_pt_lazy, repeat)
+    t_torch = timed(lambda: torch.load(pt, weights_only=True), repeat)
+    print(f"resnet50-sized .pt ({count / 1e6:.1f}M parameters, {pt.stat().st_size / 1e6:.0f} MB):")
+    print(f"  read_pytorch (in memory)   {t_ours * 1e3:8.1f} ms   ours/torch.load = {t_ours / t_torch:.2f}x")
+    print(f"  read_pytorch (mapped)      {t_lazy * 1e3:8.1f} ms   ours/torch.load = {t_lazy / t_torch:.2f}x")
+    print(f"  torch.load(weights_only)   {t_torch * 1e3:8.1f} ms")
+
+    def ours_st() -> None:
+        read_safetensors(st, mmap=False)  # the file read whole into memory, tensors as views of it
+
+    t_st = timed(ours_st, repeat)
+    t_st_lazy = timed(lambda: read_safetensors(st), repeat)
+    t_ref = timed(lambda: st_load_file(str(st)), repeat)
+    print("resnet50-sized safetensors:")
+    print(
+        f"  read_safetensors (in memory) {t_st * 1e3:8.1f} ms   ours/safetensors.numpy = {t_st / t_ref:.2f}x"
+    )
+    mapped = t_st_lazy / t_ref
+    print(
+        f"  read_safetensors (mapped)    {t_st_lazy * 1e3:8.1f} ms   ours/safetensors.numpy = {mapped:.2f}x"
+    )
+    print(f"  safetensors.numpy.load_file  {t_ref * 1e3:8.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--size", type=int, default=224, help="the CNN's input height and width")
+    args = parser.parse_args()
+    torch.set_num_threads(max(torch.get_num_threads(), 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bench_weights(folder, args.repeat)
+        bench_cnn(folder, args.repeat, args.size)
+
+
+if __name__ == "__main__":
+    main()
