@@ -1,7 +1,8 @@
 """The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
 64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
 three kernels alone), the host cost of a tiny op, and one training step of the guide model (batch 64,
-Adam) on ``Autodiff(Cuda())``.
+Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's custom GELU on 64M f32 and the guide step
+through ``Fusion(Cuda())``.
 
 Every timed call ends by waiting for its GPU work (``device.sync()`` for ours,
 ``torch.cuda.synchronize()`` for PyTorch), so the times are of finished work, not of queued launches.
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from _harness import Row, arguments, compare, print_table
 
-from burn_backend import ConvOptions, Device, Tensor, module
+from burn_backend import Backend, ConvOptions, Device, Tensor, module
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "guide"))
 
@@ -187,19 +188,19 @@ def _conv_op_rows(shape: tuple[int, int, int, int], out_channels: int, repeat: i
     ]
 
 
-def _guide_row(repeat: int, torch: Any) -> Row:
+def _guide_row(repeat: int, torch: Any, inner: Backend) -> Row:
+    """One training step of the guide model on ``Autodiff(inner)``."""
     from bench_guide import BATCH, LR, TorchModel
     from model import ModelConfig
 
     from burn_autodiff import Autodiff
-    from burn_cuda import Cuda
     from burn_nn import loss
     from burn_nn.optim import AdamConfig, GradientsParams
 
     rng = np.random.default_rng(0)
     images = rng.random((BATCH, 28, 28), dtype=np.float32)
     labels = rng.integers(0, 10, BATCH)
-    device = Autodiff(Cuda()).device(0)
+    device = Autodiff(inner).device(0)
     device.seed(0)
     state = {"model": ModelConfig(10, 512).init(device)}
     optim = AdamConfig().init()
@@ -224,7 +225,36 @@ def _guide_row(repeat: int, torch: Any) -> Row:
         torch_optim.step()
         torch.cuda.synchronize()
 
-    return compare("guide training step, batch 64 (Adam)", ours, theirs, "torch", "<= 3x", repeat, 10)
+    name = f"guide training step, batch 64 (Adam), {device.backend.stack_name}"
+    target = "<= 3x" if inner.name == "cuda" else "<= 1x (issue 17)"
+    return compare(name, ours, theirs, "torch", target, repeat, 10)
+
+
+def _gelu_rows(repeat: int, torch: Any, fusion: Backend) -> list[Row]:
+    """The Burn Book's custom GELU on 64M f32 through ``Fusion(Cuda())``: against PyTorch's own
+    ``gelu`` and against a copy of the same bytes (the bandwidth floor)."""
+    device = fusion.device(0)
+    n = 64 * 1024 * 1024
+    x = Tensor.random([n], device=device)
+    tx = torch.rand(n, device="cuda")
+    sqrt2 = 2.0**0.5
+
+    def ours() -> None:
+        y = x * 0.5 * ((x / sqrt2).erf() + 1.0)
+        device.sync()  # while y is alive: Fusion never computes a result nothing references
+        del y
+
+    gelu = compare(
+        "custom GELU 64M f32, Fusion(Cuda())", ours,
+        _synced(lambda: torch.nn.functional.gelu(tx), torch.cuda.synchronize), "torch gelu", "-", repeat, 20,
+    )  # fmt: skip
+    copy = compare(
+        "custom GELU 64M f32 vs a copy of 64M f32", ours,
+        _synced(lambda: tx.clone(), torch.cuda.synchronize), "torch clone", "<= 1.11x (>= 0.9x bandwidth)",
+        repeat, 20,
+    )  # fmt: skip
+    print(f"custom GELU through Fusion(Cuda()): {2 * 4 * n / gelu.ours / 1e9:.0f} GB/s")
+    return [gelu, copy]
 
 
 def main() -> None:
@@ -246,7 +276,14 @@ def main() -> None:
     rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch))
     rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch))
     rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch))
-    rows.append(_guide_row(repeat, torch))
+    rows.append(_guide_row(repeat, torch, Cuda()))
+    try:
+        from burn_fusion import Fusion
+    except ImportError:
+        print("burn-fusion is not installed: no fusion rows")
+    else:
+        rows.extend(_gelu_rows(repeat, torch, Fusion(Cuda())))
+        rows.append(_guide_row(repeat, torch, Fusion(Cuda())))
     print_table("Cuda (CuPy) vs PyTorch CUDA eager, f32 (ratio = our time / PyTorch time)", rows)
 
 

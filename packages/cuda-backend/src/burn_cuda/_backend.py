@@ -8,11 +8,12 @@ from typing import Any, ClassVar
 
 from burn_backend import Device, Tensor
 from burn_backend.array import ArrayBackend
-from burn_backend.kit import interface_methods
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan, interface_methods
 
 from . import _cupy
 from . import _runtime as _cupy_runtime
 from ._cupy import cp
+from ._fusion import compile_block
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
 from ._runtime import CupyRuntime
@@ -101,6 +102,12 @@ class Cuda(FloatOps, ModuleOps, ArrayBackend):
             reason = _cupy.unavailable_reason()
             raise ValueError(f"cuda: no device {index}; this backend has 0 device(s): {reason}")
         return super().device(index)
+
+    def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+        """One CUDA C kernel for the block, generated from the op table and compiled by NVRTC
+        (``burn_cuda._fusion``); ``None`` for int, u64 and bf16 blocks, which run op by op."""
+        self.check_device(device)
+        return compile_block(block, device)
 
     def memory_cleanup(self, device: Device) -> None:
         """Give the cached blocks of CuPy's memory pool on ``device`` back to the driver."""

@@ -1,0 +1,289 @@
+"""Cuda's fusion compiler: an ``ElementwiseBlock`` becomes one CUDA C kernel, compiled by NVRTC.
+
+Each step's expression is rendered from the op table (``ElementwiseOp.render``) into CUDA C: the CUDA
+math library's functions for the expression functions (its C++ overloads keep f32 in f32), small
+device helpers where NumPy's definition differs from C's (``min``/``max`` propagate NaN, ``mod`` takes
+the divisor's sign, ``sign`` keeps NaN), literals of the operands' dtype. f16 values compute in f32
+and are rounded to f16 after every step, as the ops one by one round each result, so a fused block
+gives the same values as the unfused ops (products are not contracted into multiply-adds either).
+
+One thread computes one element of the outputs (all of one shape), in a grid-stride loop; where every
+input and output is f32 of the outputs' shape, one thread computes four, through 16-byte loads and
+stores. The output
+shape is walked with its size-1 dims dropped and neighbouring dims of the same broadcast pattern merged;
+each input is read at its own offset, with stride 0 along the dims it is broadcast over, and a block
+whose inputs all have the output's shape reads them at the flat index. Sizes and strides are kernel
+arguments, so one kernel serves every batch size; CuPy caches the compiled module on disk, so a new
+process does not compile it again. Blocks of int, u64 or bf16 values run op by op (``None``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from burn_backend import DType, Kind
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan
+
+from ._cupy import cp
+
+if TYPE_CHECKING:
+    from burn_backend import Device
+
+Array = Any
+_BLOCK = 256
+_MAX_BLOCKS = 65535 * 4
+_C_TYPES = {DType.F32: "float", DType.F64: "double", DType.F16: "__half", DType.BOOL: "bool"}
+# the type a value of each dtype computes in
+_COMPUTE = {DType.F32: "float", DType.F64: "double", DType.F16: "float", DType.BOOL: "bool"}
+_FUNCTIONS = {
+    "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
+    "where": "burn_where", "logical_not": "!",
+}  # fmt: skip
+_PRELUDE = r"""
+#include <cuda_fp16.h>
+template <typename T> __device__ __forceinline__ T burn_min(T a, T b) {
+    return a != a ? a : (b != b ? b : (b < a ? b : a));
+}
+template <typename T> __device__ __forceinline__ T burn_max(T a, T b) {
+    return a != a ? a : (b != b ? b : (b > a ? b : a));
+}
+template <typename T> __device__ __forceinline__ T burn_abs(T a) { return a < 0 ? -a : (a == 0 ? (T)0 : a); }
+template <typename T> __device__ __forceinline__ T burn_sign(T a) {
+    return a != a ? a : (a > 0 ? (T)1 : (a < 0 ? (T)-1 : (T)0));
+}
+template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
+    T r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r == 0 ? copysign((T)0, b) : r;
+}
+template <typename T> __device__ __forceinline__ T burn_where(bool c, T a, T b) { return c ? a : b; }
+"""
+
+# no multiply-add contraction: a fused block rounds each product as the ops one by one do
+_OPTIONS = ("-std=c++17", "--fmad=false")
+_lock = threading.Lock()
+_kernels: dict[str, Any] = {}
+
+
+def _layout(block: ElementwiseBlock) -> tuple[tuple[int, ...], list[tuple[bool, ...]]] | None:
+    """The output shape with size-1 dims dropped and same-pattern neighbours merged, and for each
+    input whether it spans each of those dims (False: broadcast); ``None`` if the outputs differ."""
+    shapes = {block.values[ref].shape for ref in block.outputs}
+    if len(shapes) != 1:
+        return None
+    (shape,) = shapes
+    sizes: list[int] = []
+    patterns: list[tuple[bool, ...]] = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        pattern = tuple(spec.shape[d] != 1 for spec in block.inputs)
+        if patterns and patterns[-1] == pattern:
+            sizes[-1] *= size
+        else:
+            sizes.append(size)
+            patterns.append(pattern)
+    flags = [tuple(pattern[i] for pattern in patterns) for i in range(len(block.inputs))]
+    return tuple(sizes), flags
+
+
+def _literal(dtype: DType) -> Any:
+    suffix = "f" if _COMPUTE[dtype] == "float" else ""
+
+    def literal(value: int | float) -> str:
+        if dtype is DType.BOOL:
+            return "true" if value else "false"
+        return f"{float(value)!r}{suffix}"
+
+    return literal
+
+
+def _steps(block: ElementwiseBlock) -> list[str]:
+    """The lines computing every step's value ``v<n>`` from the inputs' ``v0 ..`` and the scalars."""
+    lines = []
+    scalar_at = 0
+    first = len(block.inputs)
+    for position, step in enumerate(block.steps):
+        operand_dtype = block.values[step.args[0]].dtype
+        result = block.values[first + position].dtype
+        operands = [f"v{ref}" for ref in step.args]
+        operands += [f"s{k}" for k in range(scalar_at, scalar_at + len(step.scalars))]
+        scalar_at += len(step.scalars)
+        value = step.entry.render(operands, _FUNCTIONS, _literal(operand_dtype))
+        if result is DType.F16:  # round as the op alone would
+            value = f"__half2float(__float2half({value}))"
+        lines.append(f"const {_COMPUTE[result]} v{first + position} = {value};")
+    return lines
+
+
+def _element(block: ElementwiseBlock, load: list[str], store: list[str]) -> list[str]:
+    """One element: the inputs loaded (``load[j]``, an expression), the steps, the outputs stored
+    (``store[k]``, an assignable place)."""
+    lines = []
+    for j, spec in enumerate(block.inputs):
+        value = f"__half2float({load[j]})" if spec.dtype is DType.F16 else load[j]
+        lines.append(f"const {_COMPUTE[spec.dtype]} v{j} = {value};")
+    lines += _steps(block)
+    for k, ref in enumerate(block.outputs):
+        value = f"__float2half(v{ref})" if block.values[ref].dtype is DType.F16 else f"v{ref}"
+        lines.append(f"{store[k]} = {value};")
+    return lines
+
+
+def _parameters(block: ElementwiseBlock, flags: list[tuple[bool, ...]], rank: int, flat: bool) -> str:
+    params = [f"const {_C_TYPES[spec.dtype]}* __restrict__ in{j}" for j, spec in enumerate(block.inputs)]
+    outputs = [block.values[ref].dtype for ref in block.outputs]
+    params += [f"{_C_TYPES[dtype]}* __restrict__ out{k}" for k, dtype in enumerate(outputs)]
+    scalar_types = []
+    for step in block.steps:
+        scalar_types += [_COMPUTE[block.values[step.args[0]].dtype]] * len(step.scalars)
+    params += [f"const {kind} s{k}" for k, kind in enumerate(scalar_types)]
+    params.append("const long long n")
+    if not flat:
+        params += [f"const long long size{d}" for d in range(rank)]
+        params += [f"const long long stride{j}_{d}" for j in range(len(block.inputs)) for d in range(rank)]
+    return ", ".join(params)
+
+
+_LOOP = (
+    "for (long long {i} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {i} < {n}; "
+    "{i} += (long long)gridDim.x * blockDim.x) {{"
+)
+
+
+def _source(block: ElementwiseBlock, flags: list[tuple[bool, ...]], rank: int) -> str:
+    """The CUDA C of ``burn_fused`` for ``block`` over a layout of ``rank`` merged dims: one element
+    per thread, inputs read at their broadcast offsets (or at the flat index where none broadcasts)."""
+    flat = all(all(spans) for spans in flags)
+    n_in, n_out = len(block.inputs), len(block.outputs)
+    body = []
+    if not flat:
+        body.append("long long rest = i;")
+        body += [f"long long at{j} = 0;" for j in range(n_in)]
+        for d in range(rank - 1, -1, -1):
+            body.append(f"{{ const long long q = rest % size{d}; rest /= size{d};")
+            body += [f"  at{j} += q * stride{j}_{d};" for j in range(n_in) if flags[j][d]]
+            body.append("}")
+    loads = [f"in{j}[{'i' if flat else f'at{j}'}]" for j in range(n_in)]
+    body += _element(block, loads, [f"out{k}[i]" for k in range(n_out)])
+    lines = [
+        _PRELUDE,
+        f'extern "C" __global__ void burn_fused({_parameters(block, flags, rank, flat)}) {{',
+        "  " + _LOOP.format(i="i", n="n"),
+        *(f"    {line}" for line in body),
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _vectorized(block: ElementwiseBlock) -> bool:
+    """Whether the block's inputs and outputs are all f32 of the outputs' shape: then ``_source_x4``
+    moves one ``float4`` per operand per thread, the way PyTorch's element-wise kernels do."""
+    outputs = [block.values[ref] for ref in block.outputs]
+    shape = outputs[0].shape
+    return all(spec.dtype is DType.F32 and spec.shape == shape for spec in (*block.inputs, *outputs))
+
+
+def _source_x4(block: ElementwiseBlock) -> str:
+    """The CUDA C of ``burn_fused`` for a ``_vectorized`` block: four elements per thread through
+    16-byte loads and stores (the arrays are 16-byte aligned), the last ``n % 4`` one by one."""
+    n_in, n_out = len(block.inputs), len(block.outputs)
+    body = [f"const float4 a{j} = reinterpret_cast<const float4*>(in{j})[q];" for j in range(n_in)]
+    body += [f"float4 r{k};" for k in range(n_out)]
+    for lane in "xyzw":
+        element = _element(
+            block, [f"a{j}.{lane}" for j in range(n_in)], [f"r{k}.{lane}" for k in range(n_out)]
+        )
+        body += ["{", *(f"  {line}" for line in element), "}"]
+    body += [f"reinterpret_cast<float4*>(out{k})[q] = r{k};" for k in range(n_out)]
+    tail = _element(block, [f"in{j}[i]" for j in range(n_in)], [f"out{k}[i]" for k in range(n_out)])
+    lines = [
+        _PRELUDE,
+        f'extern "C" __global__ void burn_fused({_parameters(block, [], 0, True)}) {{',
+        "  const long long quads = n >> 2;",
+        "  " + _LOOP.format(i="q", n="quads"),
+        *(f"    {line}" for line in body),
+        "  }",
+        "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (t < (n & 3)) {",
+        "    const long long i = (quads << 2) + t;",
+        *(f"    {line}" for line in tail),
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _kernel(source: str) -> Any:
+    with _lock:
+        kernel = _kernels.get(source)
+        if kernel is None:
+            kernel = _kernels[source] = cp.RawKernel(source, "burn_fused", options=_OPTIONS)
+        return kernel
+
+
+def _supported(block: ElementwiseBlock) -> bool:
+    if any(spec.dtype not in _C_TYPES for spec in block.values):
+        return False
+    # scalars of float steps compute in the step's float type; ints are left to the ops one by one
+    return all(block.values[step.args[0]].dtype.kind is not Kind.INT for step in block.steps)
+
+
+def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+    """The plan of ``block`` on ``device``: one kernel launch per call; ``None`` for blocks this
+    compiler leaves to the ops one by one (int, u64 or bf16 values, outputs of different shapes)."""
+    if not _supported(block):
+        return None
+    layout = _layout(block)
+    if layout is None:
+        return None
+    sizes, flags = layout
+    rank = len(sizes)
+    flat = all(all(spans) for spans in flags)
+    kernel = _kernel(_source(block, flags, rank))
+    quad = _kernel(_source_x4(block)) if _vectorized(block) else None
+    out_shape = block.values[block.outputs[0]].shape
+    out_dtypes = [block.values[ref].dtype.numpy for ref in block.outputs]
+    scalar_types = []
+    for step in block.steps:
+        dtype = block.values[step.args[0]].dtype
+        numpy = np.float64 if dtype is DType.F64 else np.bool_ if dtype is DType.BOOL else np.float32
+        scalar_types += [numpy] * len(step.scalars)
+    n = int(np.prod(out_shape, dtype=np.int64))
+    geometry: list[Any] = [np.int64(n)]
+    if not flat:  # the block's shapes are fixed: sizes and strides are computed once
+        geometry += [np.int64(size) for size in sizes]
+        for spans in flags:
+            stride, strides = 1, [0] * rank
+            for d in range(rank - 1, -1, -1):
+                if spans[d]:
+                    strides[d] = stride
+                    stride *= sizes[d]
+            geometry += [np.int64(value) for value in strides]
+    blocks = min(_MAX_BLOCKS, (n + _BLOCK - 1) // _BLOCK)
+    quad_blocks = min(_MAX_BLOCKS, max(1, (n // 4 + _BLOCK - 1) // _BLOCK))
+    index = device.index
+
+    def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
+        with cp.cuda.Device(index):
+            arrays = [cp.ascontiguousarray(array) for array in inputs]
+            outputs = [cp.empty(out_shape, dtype=dtype) for dtype in out_dtypes]
+            if n:
+                arguments = (
+                    *arrays,
+                    *outputs,
+                    *(kind(v) for kind, v in zip(scalar_types, scalars)),
+                    *geometry,
+                )
+                if quad is not None and not any(array.data.ptr & 15 for array in arrays):
+                    quad((quad_blocks,), (_BLOCK,), arguments)
+                else:
+                    kernel((blocks,), (_BLOCK,), arguments)
+            return outputs
+
+    return plan

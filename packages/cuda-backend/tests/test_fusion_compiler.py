@@ -1,0 +1,121 @@
+"""Cuda's fusion compiler (``compile_elementwise``): every float and bool op of the table, alone and in
+chains, with broadcasting, gives what the ops one by one give. The tests skip without a GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from burn_backend import DType, Kind, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS, ElementwiseBlock, ElementwiseStep, TensorSpec, run_op_by_op
+from burn_cuda import Cuda
+from burn_cuda._cupy import unavailable_reason
+
+REASON = unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"needs an NVIDIA GPU through CuPy: {REASON}")
+
+FLOAT_OPS = sorted(name for name, op in ELEMENTWISE_OPS.items() if op.kind is Kind.FLOAT)
+BOOL_OPS = sorted(name for name, op in ELEMENTWISE_OPS.items() if op.kind is Kind.BOOL)
+TOLERANCE = {DType.F32: 2e-6, DType.F64: 1e-13, DType.F16: 2e-3}
+
+
+Operands = tuple[list[TensorSpec], list[Any], list[Any]]
+
+
+def operands(op: Any, dtype: DType, rng: np.random.Generator) -> Operands:
+    """Specs and host values of ``op``'s tensor operands (broadcast against each other where the op
+    broadcasts) and its scalars, drawn from the op's domain."""
+    shapes = [(3, 1, 5), (1, 4, 5)] if op.broadcasts and op.arity == 2 else [(3, 4, 5)] * op.arity
+    values: list[Any] = []
+    for position, shape in enumerate(shapes):
+        if dtype is DType.BOOL:
+            values.append(rng.random(shape) < 0.5)
+        else:
+            low, high = op.domain[position] if op.domain else (-2.0, 2.0)
+            values.append(rng.uniform(low, high, shape).astype(dtype.numpy))
+    scalars: list[Any] = []
+    for position in range(op.arity, op.arity + op.scalars):
+        low, high = op.domain[position] if op.domain else (-2.0, 2.0)
+        scalars.append(bool(rng.random() < 0.5) if dtype is DType.BOOL else float(rng.uniform(low, high)))
+    if op.name == "float_powi_scalar":
+        scalars = [2]
+    return [TensorSpec(dtype, shape) for shape in shapes], values, scalars
+
+
+def compare(block: ElementwiseBlock, inputs: list[Any], scalars: list[Any], dtype: DType) -> None:
+    backend = Cuda()
+    device = backend.device(0)
+    primitives = [Tensor.from_numpy(value, device).primitive for value in inputs]
+    plan = backend.compile_elementwise(block, device)
+    assert plan is not None
+    fused = plan(primitives, scalars)
+    expected = run_op_by_op(backend, block, primitives, scalars)
+    for got, want in zip(fused, expected):
+        assert got.shape == want.shape
+        assert got.dtype == want.dtype
+        got_host, want_host = got.get().astype(np.float64), want.get().astype(np.float64)
+        tolerance = TOLERANCE.get(dtype, 0)
+        np.testing.assert_allclose(got_host, want_host, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F64, DType.F16], ids=str)
+@pytest.mark.parametrize("name", FLOAT_OPS)
+def test_each_float_op_alone(name: str, dtype: DType) -> None:
+    op = ELEMENTWISE_OPS[name]
+    specs, values, scalars = operands(op, dtype, np.random.default_rng(1))
+    step = ElementwiseStep(name, tuple(range(op.arity)), tuple(scalars))
+    block = ElementwiseBlock(tuple(specs), (step,), (op.arity,))
+    compare(block, values, scalars, dtype)
+
+
+@pytest.mark.parametrize("name", BOOL_OPS)
+def test_each_bool_op_alone(name: str) -> None:
+    op = ELEMENTWISE_OPS[name]
+    specs, values, scalars = operands(op, DType.BOOL, np.random.default_rng(2))
+    step = ElementwiseStep(name, tuple(range(op.arity)), tuple(scalars))
+    compare(ElementwiseBlock(tuple(specs), (step,), (op.arity,)), values, scalars, DType.BOOL)
+
+
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F16], ids=str)
+def test_a_gelu_chain_with_a_broadcast_bias_and_two_outputs(dtype: DType) -> None:
+    rng = np.random.default_rng(3)
+    x, bias = rng.standard_normal((8, 16, 32)), rng.standard_normal((1, 16, 1))
+    specs = (TensorSpec(dtype, (8, 16, 32)), TensorSpec(dtype, (1, 16, 1)))
+    steps = (
+        ElementwiseStep("float_add", (0, 1)),  # 2
+        ElementwiseStep("float_mul_scalar", (2,), (0.7071067811865476,)),  # 3
+        ElementwiseStep("float_erf", (3,)),  # 4
+        ElementwiseStep("float_add_scalar", (4,), (1.0,)),  # 5
+        ElementwiseStep("float_mul", (2, 5)),  # 6
+        ElementwiseStep("float_mul_scalar", (6,), (0.5,)),  # 7
+        ElementwiseStep("float_greater_elem", (7,), (0.1,)),  # 8
+    )
+    block = ElementwiseBlock(specs, steps, (7, 8))
+    compare(block, [x.astype(dtype.numpy), bias.astype(dtype.numpy)], list(block.scalars), dtype)
+
+
+@pytest.mark.parametrize("length", [1, 4, 1023, 4096 + 3])
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "unaligned"])
+def test_f32_blocks_of_one_shape_through_float4_and_the_tail(length: int, offset: int) -> None:
+    rng = np.random.default_rng(length)
+    backend = Cuda()
+    device = backend.device(0)
+    spec = TensorSpec(DType.F32, (length,))
+    steps = (ElementwiseStep("float_mul", (0, 1)), ElementwiseStep("float_tanh", (2,)))
+    block = ElementwiseBlock((spec, spec), steps, (3, 2))
+    host = [rng.standard_normal(length + offset).astype(np.float32) for _ in range(2)]
+    # an offset view starts 4 bytes into its buffer: the kernel of one element per thread takes it
+    primitives = [Tensor.from_numpy(value, device).primitive[offset:] for value in host]
+    plan = backend.compile_elementwise(block, device)
+    assert plan is not None
+    activated, product = (output.get() for output in plan(primitives, ()))  # outputs (3, 2)
+    a, b = host[0][offset:], host[1][offset:]
+    np.testing.assert_array_equal(product, a * b)
+    np.testing.assert_allclose(activated, np.tanh(a * b), rtol=2e-6, atol=1e-7)
+
+
+def test_int_blocks_are_left_to_the_ops_one_by_one() -> None:
+    block = ElementwiseBlock((TensorSpec(DType.I64, (4,)),), (ElementwiseStep("int_neg", (0,)),), (1,))
+    assert Cuda().compile_elementwise(block, Cuda().device(0)) is None
