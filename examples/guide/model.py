@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from burn import Device, Tensor
 from burn.nn import (
     AdaptiveAvgPool2dConfig,
@@ -55,3 +57,8 @@ class ModelConfig(Config):
     def init(self, device: Device) -> Model:
         """The model on ``device``, initialized as PyTorch initializes the same layers."""
         return Model(self, device)
+
+    def init_with(self, record: dict[str, Any], device: Device) -> Model:
+        """The model on ``device`` with the recorded weights (the Book's ``init_with``). Parameters are
+        initialized lazily, so the random initial values are never computed: the record replaces them."""
+        return self.init(device).load_record(record)

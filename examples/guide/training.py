@@ -1,9 +1,8 @@
 """The guide's custom training loop (the Burn Book's "Custom Training Loop" chapter), with per-epoch
-progress and the trained weights saved from ``into_record``."""
+progress; the trained weights are saved with burn-record's ``CompactRecorder``, as in the Book."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -12,8 +11,9 @@ from data import Split
 from model import ModelConfig
 
 from burn import Device, Tensor
-from burn.nn import Config, Module, ParamRecord, loss
+from burn.nn import Config, Module, loss
 from burn.optim import AdamConfig, GradientsParams
+from burn.record import CompactRecorder
 
 
 class TrainingConfig(Config):
@@ -82,27 +82,6 @@ def train(
             flush=True,
         )
 
-    save_record(model.into_record(), artifact_dir / "model.npz")
+    # the Book saves the trained weights with the CompactRecorder: compressed, in half precision
+    model.save_file(artifact_dir / "model", CompactRecorder())
     return model, accuracy
-
-
-def _flatten(record: object, prefix: str, arrays: dict[str, np.ndarray]) -> None:
-    if isinstance(record, ParamRecord):
-        arrays[f"{prefix}@{record.id}"] = record.value.to_numpy()
-    elif isinstance(record, dict):
-        for key, value in record.items():
-            _flatten(value, f"{prefix}.{key}" if prefix else str(key), arrays)
-    elif isinstance(record, list):
-        for index, value in enumerate(record):
-            _flatten(value, f"{prefix}.{index}", arrays)
-
-
-def save_record(record: dict, path: Path) -> None:
-    """Write a module record as a NumPy ``.npz`` of ``"path.to.param@id"`` entries (through a temporary
-    file, so an interrupted save leaves the previous file intact)."""
-    arrays: dict[str, np.ndarray] = {}
-    _flatten(record, "", arrays)
-    partial = path.with_name(path.name + ".part")
-    with open(partial, "wb") as file:
-        np.savez(file, **arrays)
-    os.replace(partial, path)

@@ -4,7 +4,8 @@
 whose ``init(device)`` builds the layer) and the layer ``X``. Losses live in ``burn_nn.loss``,
 optimizers and learning-rate schedulers in ``burn_nn.optim``. ``ParamId``, ``ParamRecord`` and the
 ``Recorder`` protocol are backend-core's record vocabulary, re-exported: ``Module.save_file`` and
-``Module.load_file`` take any recorder (burn-record has them).
+``Module.load_file`` take any recorder (burn-record has them); ``rng_record`` and ``load_rng_record``
+record random generators (a device's, NumPy's) for exact resumes.
 """
 
 from burn_backend import ParamId as ParamId
@@ -101,6 +102,7 @@ from ._lstm import BiLstmConfig as BiLstmConfig
 from ._lstm import Lstm as Lstm
 from ._lstm import LstmConfig as LstmConfig
 from ._lstm import LstmState as LstmState
+from ._module import LoadResult as LoadResult
 from ._module import Module as Module
 from ._module import ModuleMapper as ModuleMapper
 from ._module import ModuleVisitor as ModuleVisitor
@@ -150,6 +152,9 @@ from ._resample import PixelUnshuffle as PixelUnshuffle
 from ._resample import PixelUnshuffleConfig as PixelUnshuffleConfig
 from ._resample import Unfold4d as Unfold4d
 from ._resample import Unfold4dConfig as Unfold4dConfig
+from ._rng import RngRecord as RngRecord
+from ._rng import load_rng_record as load_rng_record
+from ._rng import rng_record as rng_record
 from ._rnn import BiRnn as BiRnn
 from ._rnn import BiRnnConfig as BiRnnConfig
 from ._rnn import GateController as GateController
@@ -184,6 +189,10 @@ __all__ = [
     "ParamRecord",
     "Recorder",
     "RecordError",
+    "LoadResult",
+    "RngRecord",
+    "rng_record",
+    "load_rng_record",
     "is_training",
     "Param",
     "ParamId",

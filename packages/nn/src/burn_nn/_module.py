@@ -5,14 +5,18 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path as _FilePath
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from burn_backend import AutodiffBackend, Device, Kind, ParamRecord, Recorder, Tensor, TensorData
+import numpy as np
+
+from burn_backend import AutodiffBackend, Device, DType, Kind, ParamRecord, Recorder, Tensor, TensorData
 
 from ._param import Param, RunningState
 
 __all__ = [
+    "LoadResult",
     "Module",
     "ModuleMapper",
     "ModuleVisitor",
@@ -100,7 +104,14 @@ _KIND_NAME = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
 
 
 class RecordError(ValueError):
-    """A record does not fit the module: entries missing, unexpected, or of the wrong shape or kind."""
+    """A record does not fit the module: entries missing, unexpected (unused), or of the wrong shape,
+    kind or range. Every such entry is named by its path in one error; the module is left as it was.
+
+    Attributes:
+        missing: paths of the module's entries the record lacks.
+        unexpected: paths of the record's entries the module lacks (``unused`` is the same list).
+        mismatched: one line per entry of the wrong shape, kind or value range, path first.
+    """
 
     def __init__(self, missing: list[str], unexpected: list[str], mismatched: list[str]) -> None:
         self.missing = missing
@@ -114,6 +125,28 @@ class RecordError(ValueError):
         if mismatched:
             parts.append("mismatched " + "; ".join(mismatched))
         super().__init__("load_record: the record does not fit the module: " + "; ".join(parts))
+
+    @property
+    def unused(self) -> list[str]:
+        """The record's entries the module has no place for (Burn's name for ``unexpected``)."""
+        return self.unexpected
+
+
+@dataclass(frozen=True)
+class LoadResult(Generic[M]):
+    """What ``Module.load_record_partial`` loaded: the new module, and the paths of the module's entries
+    the record lacked (they keep the module's values) and of the record's entries nothing used.
+
+    Example:
+        >>> result = model.load_record_partial(record)
+        >>> result.missing, result.unused
+        (['head.bias'], ['old_head.weight'])
+        >>> model = result.module
+    """
+
+    module: M
+    missing: list[str]
+    unused: list[str]
 
 
 def _is_leaf(value: Any) -> bool:
@@ -337,7 +370,8 @@ class Module:
                 when not strict, missing entries keep the module's values.
 
         Raises:
-            RecordError: naming every missing, unexpected or mis-shaped entry; the module is unchanged.
+            RecordError: naming every missing, unexpected, mis-shaped or wrong-kind entry, and every entry
+                with a value the module's dtype cannot hold (``1e5`` into f16); the module is unchanged.
         """
         missing: list[str] = []
         unexpected: list[str] = []
@@ -346,6 +380,29 @@ class Module:
         if mismatched or (strict and (missing or unexpected)):
             raise RecordError(missing, unexpected if strict else [], mismatched)
         return loaded  # type: ignore[no-any-return]
+
+    def load_record_partial(self: M, record: Mapping[str, Any]) -> LoadResult[M]:
+        """Load what fits of ``record`` and say what did not: the module's entries the record lacks keep
+        their values, the record's entries the module has no place for are ignored, and both are listed.
+
+        Returns:
+            The new module with the ``missing`` and ``unused`` paths.
+
+        Raises:
+            RecordError: entries of the wrong shape, kind or value range (always errors), all named; the
+                module is unchanged.
+
+        Example:
+            >>> result = model.load_record_partial(pretrained.into_record())
+            >>> print("kept initial values:", result.missing)
+        """
+        missing: list[str] = []
+        unexpected: list[str] = []
+        mismatched: list[str] = []
+        loaded = _load(self, record, (), missing, unexpected, mismatched)
+        if mismatched:
+            raise RecordError(missing, unexpected, mismatched)
+        return LoadResult(loaded, missing, unexpected)
 
     def save_file(self, path: str | os.PathLike[str], recorder: Recorder) -> _FilePath:
         """Save the module's record (``into_record``) to ``path`` with ``recorder``, as Burn's
@@ -392,6 +449,18 @@ class Module:
         record = recorder.load(path)
         module = self if device is None else self.to_device(device)
         return module.load_record(record, strict=strict)
+
+    def load_file_partial(
+        self: M, path: str | os.PathLike[str], recorder: Recorder, device: Device | None = None
+    ) -> LoadResult[M]:
+        """``load_record_partial`` of the record saved at ``path`` (see ``load_file``).
+
+        Example:
+            >>> result = model.load_file_partial("pretrained", NamedMpkFileRecorder(), device)
+        """
+        record = recorder.load(path)
+        module = self if device is None else self.to_device(device)
+        return module.load_record_partial(record)
 
     # -- display -----------------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -446,7 +515,11 @@ def _load(
         if data.kind is not dtype.kind:
             mismatched.append(f"{where}: record holds {data.dtype}, module holds {dtype}")
             return value
-        tensor = Tensor.from_data(data.convert(dtype), value.device)
+        converted = _convert_checked(data, dtype)
+        if isinstance(converted, str):
+            mismatched.append(f"{where}: {converted}")
+            return value
+        tensor = Tensor.from_data(converted, value.device)
         if isinstance(value, RunningState):
             return RunningState(tensor, id=param_id)
         return Param.initialized(tensor, id=param_id, require_grad=value.require_grad)
@@ -482,6 +555,30 @@ def _load(
             object.__setattr__(new, name, item)
         return new
     return {key: loaded.get(str(key), item) for key, item in value.items()}
+
+
+def _convert_checked(data: TensorData, dtype: DType) -> TensorData | str:
+    """``data`` in ``dtype``, or what does not fit: a finite float that would become infinite (``1e5``
+    into f16), an int out of the target's range."""
+    if data.dtype is dtype:
+        return data
+    converted = data.convert(dtype)
+    source = data.to_numpy()
+    if dtype.is_float:
+        bad = np.isfinite(source) & ~np.isfinite(converted.to_numpy())
+    elif dtype.is_int:
+        info = np.iinfo(dtype.numpy)
+        bad = (source < info.min) | (source > info.max)
+    else:
+        return converted
+    if not bad.any():
+        return converted
+    flat = int(np.flatnonzero(bad.reshape(-1))[0])
+    index = [int(i) for i in np.unravel_index(flat, source.shape)] if source.ndim else []
+    value = source.reshape(-1)[flat].item()
+    count = int(np.count_nonzero(bad))
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    return f"record value {value!r} at index {index}{more} ({data.dtype}) does not fit the module's {dtype}"
 
 
 def _describe(value: Any, indent: str) -> str:
