@@ -62,6 +62,21 @@ def _quietly(body: Callable[[int, int, int], None], index: int, start: int, stop
         body(index, start, stop)
 
 
+def _single_threaded_blas() -> Any:
+    """A context in which BLAS runs each GEMM on one thread (threadpoolctl's limit on the loaded BLAS
+    libraries): while our threads split the batch, BLAS's own threads would only compete with them
+    for the cores (on 2 cores, 2 workers x 2 BLAS threads made convolutions 2 to 5 times slower)."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController().select(user_api="blas")
+    return _blas.limit(limits=1)
+
+
+_blas: Any = None
+
+
 def _each(body: Callable[[int, int, int], None], ranges: list[tuple[int, int]]) -> None:
     """``body(index, start, stop)`` for every range: the calling thread runs the first one."""
     global _pool
@@ -70,14 +85,15 @@ def _each(body: Callable[[int, int, int], None], ranges: list[tuple[int, int]]) 
         return
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="burn-ndarray")
-    futures = [
-        _pool.submit(_quietly, body, index, start, stop)
-        for index, (start, stop) in enumerate(ranges)
-        if index
-    ]
-    _quietly(body, 0, *ranges[0])
-    for future in futures:
-        future.result()
+    with _single_threaded_blas():
+        futures = [
+            _pool.submit(_quietly, body, index, start, stop)
+            for index, (start, stop) in enumerate(ranges)
+            if index
+        ]
+        _quietly(body, 0, *ranges[0])
+        for future in futures:
+            future.result()
 
 
 def _placement(spatial: Sizes, low: Sizes, step: Sizes, size: Sizes) -> tuple[Any, Any] | None:
