@@ -5,7 +5,9 @@
 - reading resnet50-sized ``.pt`` weights (materialized in memory) vs ``torch.load(weights_only=True)``;
 - reading a safetensors file vs the ``safetensors`` package's NumPy loader.
 
-Run: ``BURN_DEVICE=ndarray python tools/bench/bench_import.py [--repeat N] [--size 224]``.
+The weights rows are medians of interleaved runs (wall time, and ``time.process_time`` in brackets).
+Run: ``BURN_DEVICE=ndarray python tools/bench/bench_import.py [--repeat N] [--size 224]
+[--only weights|cnn]``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,27 @@ def timed(fn: Callable[[], Any], repeat: int, warmup: int = 1) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved(
+    fns: dict[str, Callable[[], Any]], repeat: int, warmup: int = 2
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU (``time.process_time``) seconds of each function, run in turns (each round
+    in a rotated order) so that the load of a shared machine falls on all of them alike."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    names = list(fns)
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            result = fns[name]()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+            del result
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in names}
 
 
 class BasicBlock(torch.nn.Module):
@@ -157,29 +180,45 @@ def bench_weights(folder: Path, repeat: int) -> None:
         for value in read_pytorch(pt).values():
             value.numpy()
 
-    t_ours = timed(ours_pt, repeat)
-    t_lazy = timed(ours_pt_lazy, repeat)
-    t_torch = timed(lambda: torch.load(pt, weights_only=True), repeat)
-    print(f"resnet50-sized .pt ({count / 1e6:.1f}M parameters, {pt.stat().st_size / 1e6:.0f} MB):")
-    print(f"  read_pytorch (in memory)   {t_ours * 1e3:8.1f} ms   ours/torch.load = {t_ours / t_torch:.2f}x")
-    print(f"  read_pytorch (mapped)      {t_lazy * 1e3:8.1f} ms   ours/torch.load = {t_lazy / t_torch:.2f}x")
-    print(f"  torch.load(weights_only)   {t_torch * 1e3:8.1f} ms")
-
-    def ours_st() -> None:
-        read_safetensors(st, mmap=False)  # the file read whole into memory, tensors as views of it
-
-    t_st = timed(ours_st, repeat)
-    t_st_lazy = timed(lambda: read_safetensors(st), repeat)
-    t_ref = timed(lambda: st_load_file(str(st)), repeat)
-    print("resnet50-sized safetensors:")
-    print(
-        f"  read_safetensors (in memory) {t_st * 1e3:8.1f} ms   ours/safetensors.numpy = {t_st / t_ref:.2f}x"
+    runs = max(repeat, 15)
+    pt_times = interleaved(
+        {"ours": ours_pt, "lazy": ours_pt_lazy, "torch": lambda: torch.load(pt, weights_only=True)}, runs
     )
-    mapped = t_st_lazy / t_ref
+    (t_ours, c_ours), (t_lazy, c_lazy), (t_torch, c_torch) = pt_times.values()
     print(
-        f"  read_safetensors (mapped)    {t_st_lazy * 1e3:8.1f} ms   ours/safetensors.numpy = {mapped:.2f}x"
+        f"resnet50-sized .pt ({count / 1e6:.1f}M parameters, {pt.stat().st_size / 1e6:.0f} MB), "
+        f"medians of {runs} interleaved runs, wall (cpu):"
     )
-    print(f"  safetensors.numpy.load_file  {t_ref * 1e3:8.1f} ms")
+    print(
+        f"  read_pytorch (in memory)     {t_ours * 1e3:8.1f} ms ({c_ours * 1e3:6.1f})   "
+        f"ours/torch.load = {t_ours / t_torch:.2f}x ({c_ours / c_torch:.2f}x)"
+    )
+    print(
+        f"  read_pytorch (mapped)        {t_lazy * 1e3:8.1f} ms ({c_lazy * 1e3:6.1f})   "
+        f"ours/torch.load = {t_lazy / t_torch:.2f}x ({c_lazy / c_torch:.2f}x)"
+    )
+    print(f"  torch.load(weights_only)     {t_torch * 1e3:8.1f} ms ({c_torch * 1e3:6.1f})")
+
+    st_times = interleaved(
+        {
+            # the file's data read whole into one buffer, tensors as views of it
+            "ours": lambda: read_safetensors(st, mmap=False),
+            "mapped": lambda: read_safetensors(st),
+            "reference": lambda: st_load_file(str(st)),
+        },
+        runs,
+    )
+    (t_st, c_st), (t_map, c_map), (t_ref, c_ref) = st_times.values()
+    print(f"resnet50-sized safetensors, medians of {runs} interleaved runs, wall (cpu):")
+    print(
+        f"  read_safetensors (in memory) {t_st * 1e3:8.1f} ms ({c_st * 1e3:6.1f})   "
+        f"ours/safetensors.numpy = {t_st / t_ref:.2f}x ({c_st / c_ref:.2f}x)"
+    )
+    print(
+        f"  read_safetensors (mapped)    {t_map * 1e3:8.1f} ms ({c_map * 1e3:6.1f})   "
+        f"ours/safetensors.numpy = {t_map / t_ref:.2f}x ({c_map / c_ref:.2f}x)"
+    )
+    print(f"  safetensors.numpy.load_file  {t_ref * 1e3:8.1f} ms ({c_ref * 1e3:6.1f})")
 
 
 def main() -> None:
@@ -188,12 +227,15 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--size", type=int, default=224, help="the CNN's input height and width")
+    parser.add_argument("--only", choices=["weights", "cnn"], default=None, help="run one part only")
     args = parser.parse_args()
     torch.set_num_threads(max(torch.get_num_threads(), 1))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        bench_weights(folder, args.repeat)
-        bench_cnn(folder, args.repeat, args.size)
+        if args.only != "cnn":
+            bench_weights(folder, args.repeat)
+        if args.only != "weights":
+            bench_cnn(folder, args.repeat, args.size)
 
 
 if __name__ == "__main__":

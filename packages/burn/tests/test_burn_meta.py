@@ -33,12 +33,26 @@ REEXPORTS = {
 }
 # the namespaces inside a namespace (its sub-modules), beyond what its package's __all__ names
 SUB_NAMESPACES = {"tensor": {"activation", "module", "signal"}, "nn": {"loss"}}
+# names a namespace also re-exports from a second package, where that one (its extra) is installed
+ALSO_FROM = {"record": ("burn_import", ("PyTorchFileRecorder", "SafetensorsFileRecorder", "LoadArgs"))}
 EXTRA_OF = {name: extra for name, (_, extra) in REEXPORTS.items() if extra}
 
 
 def distribution_of(module_name: str) -> str:
     top = module_name.split(".")[0]
     return "burn-" + top.removeprefix("burn_").replace("_", "-")
+
+
+def also_exported(namespace: str) -> dict[str, object]:
+    """The names ``burn.<namespace>`` takes from its second package, where that one is installed."""
+    if namespace not in ALSO_FROM:
+        return {}
+    module_name, names = ALSO_FROM[namespace]
+    try:
+        source = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        return {}
+    return {name: getattr(source, name) for name in names}
 
 
 def public_names(module: types.ModuleType) -> set[str]:
@@ -60,8 +74,11 @@ def test_namespace_reexports_its_package(namespace: str) -> None:
     target_name, _ = REEXPORTS[namespace]
     module = importlib.import_module(f"burn.{namespace}")
     target = importlib.import_module(target_name)
-    assert module.__all__ == list(target.__all__)
-    for name in module.__all__:
+    also = also_exported(namespace)
+    assert module.__all__ == [*target.__all__, *also]
+    for name, value in also.items():
+        assert getattr(module, name) is value
+    for name in target.__all__:
         value = getattr(target, name)
         if isinstance(value, types.ModuleType):  # a sub-namespace: ours, holding the same names
             assert getattr(module, name) is importlib.import_module(f"burn.{namespace}.{name}")
@@ -75,7 +92,7 @@ def test_namespace_holds_user_names_only(namespace: str) -> None:
     target_name, _ = REEXPORTS[namespace]
     module = importlib.import_module(f"burn.{namespace}")
     target = importlib.import_module(target_name)
-    expected = set(target.__all__) | SUB_NAMESPACES.get(namespace, set())
+    expected = set(target.__all__) | SUB_NAMESPACES.get(namespace, set()) | set(also_exported(namespace))
     assert public_names(module) == expected
 
 

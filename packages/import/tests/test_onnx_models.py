@@ -221,3 +221,53 @@ def test_loaded_model_params_are_trainable_and_recordable(tmp_path: Path) -> Non
     reloaded = burn_onnx.load(path).load_record(record)
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
     np.testing.assert_allclose(reloaded(x).to_numpy(), model(x).to_numpy())
+
+
+def test_subgraph_initializers_are_params() -> None:
+    """The weights of an ``If``'s branches are trainable ``Param``s of the module (scalars stay
+    constants), loaded and recorded with the rest; the branch taken reads them."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w_then = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    w_else = np.array([-1.0, 0.5, 4.0], dtype=np.float32)
+
+    def branch(name: str, op: str, weight: np.ndarray[Any, Any]) -> Any:
+        return helper.make_graph(
+            [
+                helper.make_node(op, ["x", "w"], ["y_" + name]),
+                helper.make_node("Mul", ["y_" + name, "k"], ["z"]),
+            ],
+            name,
+            [],
+            [helper.make_tensor_value_info("z", TensorProto.FLOAT, [3])],
+            [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(np.array(2.0, np.float32), "k")],
+        )
+
+    node = helper.make_node(
+        "If",
+        ["cond"],
+        ["out"],
+        then_branch=branch("then", "Add", w_then),
+        else_branch=branch("else", "Mul", w_else),
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3])],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    device = default_device()
+    model = burn_onnx.load(proto, device)
+    assert sorted(model.weights) == ["else_w", "then_w"]
+    x = np.array([1.0, 1.0, 2.0], dtype=np.float32)
+    np.testing.assert_allclose(model(np.array(True), x).to_numpy(), (x + w_then) * 2)
+    np.testing.assert_allclose(model(np.array(False), x).to_numpy(), x * w_else * 2)
+    record = model.into_record()
+    changed = dict(
+        record, weights=dict(record["weights"], then_w=Tensor.from_numpy(w_else, device).to_data())
+    )
+    np.testing.assert_allclose(model.load_record(changed)(np.array(True), x).to_numpy(), (x + w_else) * 2)

@@ -206,3 +206,50 @@ def test_unused_buffer_bytes_io() -> None:
     buffer = io.BytesIO()
     torch.save({"a": torch.zeros(1)}, buffer)
     assert buffer.getvalue()[:2] == b"PK"
+
+
+def test_recorders_and_load_args(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from burn_import import LoadArgs, PyTorchFileRecorder, SafetensorsFileRecorder
+    from burn_import.safetensors import save_safetensors
+    from burn_nn import Conv2dConfig
+    from burn_record import FullPrecisionSettings
+
+    class Convs(Module):
+        def __init__(self, device: Any) -> None:
+            self.convs = [
+                Conv2dConfig([2, 3], [2, 2]).init(device),
+                Conv2dConfig([3, 1], [1, 1]).init(device),
+            ]
+
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 2), torch.nn.Conv2d(3, 1, 1))
+    path = tmp_path / "seq.pt"
+    torch.save({"model": {f"body.{k}": v.double() for k, v in theirs.state_dict().items()}}, path)
+    device = default_device()
+    args = LoadArgs(path).with_top_level_key("model").with_key_remap(r"^body\.(\d+)", "convs.${1}")
+    record = PyTorchFileRecorder(FullPrecisionSettings()).load(args.with_debug_print(), device)
+    assert "convs.0.weight: float64 [3, 2, 2, 2]" in capsys.readouterr().out
+    assert isinstance(record["convs"], list)
+    assert str(record["convs"][1]["weight"].dtype) in ("f32", "DType.F32")
+    model = Convs(device).load_record(record)
+    np.testing.assert_allclose(
+        model.convs[0].weight.val().to_numpy(), theirs[0].weight.detach().numpy(), rtol=1e-6
+    )
+    # Module.load_file goes through the recorder too (a path: no remapping)
+    torch.save({f"convs.{k}": v for k, v in theirs.state_dict().items()}, path)
+    again = Convs(device).load_file(path, PyTorchFileRecorder())
+    np.testing.assert_array_equal(again.convs[1].bias.val().to_numpy(), theirs[1].bias.detach().numpy())
+    # safetensors, with a module: PyTorch's Linear layout adapted, foreign entries left out
+    saved = save_safetensors(tmp_path / "net.safetensors", _Net(device))
+    net = _Net(device)
+    record = SafetensorsFileRecorder().load(saved, device, module=net)
+    assert sorted(record) == ["fc", "gru", "lstm", "norm"]
+    net.load_record(record)
+    # a file in our own layout: no adapter
+    source = _Net(device)
+    ours = save_safetensors(tmp_path / "ours.safetensors", source, pytorch_layout=False)
+    args = LoadArgs(ours).with_adapter_type("none")
+    loaded = _Net(device).load_record(SafetensorsFileRecorder().load(args, device, module=net))
+    np.testing.assert_array_equal(loaded.fc.weight.val().to_numpy(), source.fc.weight.val().to_numpy())
+    with pytest.raises(NotImplementedError):
+        PyTorchFileRecorder().save({}, tmp_path / "x")

@@ -48,6 +48,11 @@ def test_written_files_read_back_and_in_the_safetensors_package(tmp_path: Path) 
         np.testing.assert_array_equal(theirs[key], value)
         np.testing.assert_array_equal(ours[key], value)
     assert isinstance(ours["a"].base, np.memmap) or isinstance(ours["a"], np.memmap)
+    in_memory = read_safetensors(path, mmap=False)  # each array its own, writable
+    for key, value in arrays.items():
+        np.testing.assert_array_equal(in_memory[key], value)
+        assert in_memory[key].flags.writeable
+        assert in_memory[key].flags.owndata
     st_numpy.save_file(arrays, str(tmp_path / "theirs.safetensors"))
     np.testing.assert_array_equal(read_safetensors(tmp_path / "theirs.safetensors")["b"], arrays["b"])
 
@@ -121,3 +126,84 @@ def test_command_line_generates_ruff_clean_importable_source(tmp_path: Path) -> 
     x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
     expected = np.maximum(x @ numpy_helper.to_array(weight), 0)
     np.testing.assert_allclose(model(Tensor.from_numpy(x, device)).to_numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+class _Recurrent(Module):
+    """PyTorch's ``LSTM(num_layers=2, bidirectional=True)``, ``GRU(num_layers=2)``, ``RNN`` and
+    ``MultiheadAttention`` as ours: a list of one-layer modules per multi-layer one."""
+
+    def __init__(self, device: Any) -> None:
+        from burn_nn import BiLstmConfig, GruConfig, MultiHeadAttentionConfig, RnnConfig
+
+        self.lstm = [BiLstmConfig(3, 4, True).init(device), BiLstmConfig(8, 4, True).init(device)]
+        self.gru = [GruConfig(3, 5, True).init(device), GruConfig(5, 5, True).init(device)]
+        self.rnn = RnnConfig(3, 2, True).init(device)
+        self.attention = MultiHeadAttentionConfig(6, 2).init(device)
+
+
+class _TorchRecurrent(torch.nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = torch.nn.GRU(3, 5, num_layers=2, batch_first=True)
+        self.rnn = torch.nn.RNN(3, 2, batch_first=True)
+        self.attention = torch.nn.MultiheadAttention(6, 2, batch_first=True)
+
+
+def _run_recurrent(ours: _Recurrent, x: np.ndarray[Any, Any], q: np.ndarray[Any, Any]) -> list[Any]:
+    from burn_nn import MhaInput
+
+    device = default_device()
+    h = Tensor.from_numpy(x, device)
+    for layer in ours.lstm:
+        h = layer(h)[0]
+    g = Tensor.from_numpy(x, device)
+    for layer in ours.gru:
+        g = layer(g)
+    r = ours.rnn(Tensor.from_numpy(x, device))[0]
+    t = Tensor.from_numpy(q, device)
+    a = ours.attention(MhaInput.self_attn(t)).context
+    return [h.to_numpy(), g.to_numpy(), r.to_numpy(), a.to_numpy()]
+
+
+def _run_torch_recurrent(net: Any, x: np.ndarray[Any, Any], q: np.ndarray[Any, Any]) -> list[Any]:
+    with torch.no_grad():
+        tx, tq = torch.from_numpy(x), torch.from_numpy(q)
+        return [
+            net.lstm(tx)[0].numpy(),
+            net.gru(tx)[0].numpy(),
+            net.rnn(tx)[0].numpy(),
+            net.attention(tq, tq, tq, need_weights=False)[0].numpy(),
+        ]
+
+
+def test_multi_layer_rnns_and_attention_both_ways(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    q = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    device = default_device()
+    torch.manual_seed(0)
+    net = _TorchRecurrent().eval()
+    path = tmp_path / "rnn.pt"
+    torch.save(net.state_dict(), path)
+    from burn_import.pytorch import load_pytorch
+
+    result = load_pytorch(path, _Recurrent(device), strict=True)
+    assert result.unused == []
+    assert result.missing == []
+    for ours, theirs in zip(_run_recurrent(result.module, x, q), _run_torch_recurrent(net, x, q)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    # back: a module saved here loads into the PyTorch module with load_state_dict (strict)
+    mine = _Recurrent(device)
+    saved = save_safetensors(tmp_path / "rnn.safetensors", mine)
+    from safetensors.torch import load_file
+
+    fresh = _TorchRecurrent().eval()
+    fresh.load_state_dict(load_file(str(saved)), strict=True)
+    for ours, theirs in zip(_run_recurrent(mine, x, q), _run_torch_recurrent(fresh, x, q)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    # a third layer PyTorch has and we do not is reported unused, not dropped silently
+    torch.save(torch.nn.GRU(3, 5, num_layers=3).state_dict(), path)
+    partial = load_pytorch(path, _Recurrent(device), key_remap=[(r"^", "gru.")])
+    assert "gru.weight_ih_l2" in partial.unused
+    assert "gru.weight_ih_l1" not in partial.unused

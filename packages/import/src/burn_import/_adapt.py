@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -23,6 +23,7 @@ from burn_nn import (
     BatchNorm,
     BiGru,
     BiLstm,
+    BiRnn,
     GroupNorm,
     Gru,
     InstanceNorm,
@@ -53,6 +54,9 @@ KeyRemap = Sequence[tuple[str, str]]
 _NORMS = (BatchNorm, LayerNorm, GroupNorm, InstanceNorm, RmsNorm)
 _LSTM_GATES: tuple[str, ...] = ("input_gate", "forget_gate", "cell_gate", "output_gate")  # i, f, g, o
 _GRU_GATES: tuple[str, ...] = ("reset_gate", "update_gate", "new_gate")  # PyTorch: r, z, n
+_BIDIRECTIONAL = (BiLstm, BiGru, BiRnn)
+_RNNS = (Lstm, Gru, Rnn, *_BIDIRECTIONAL)
+_RNN_KEY = re.compile(r"(weight|bias)_(ih|hh)_l(\d+)(_reverse)?")
 
 
 class LoadError(ValueError):
@@ -163,8 +167,8 @@ def _adapt(key: str, value: Any, modules: dict[str, Any]) -> list[tuple[str, Any
         return [(f"{parent_prefix}.output.{leaf}", array.T if leaf == "weight" else array)]
     if isinstance(owner, MultiHeadAttention):
         return _adapt_mha(prefix, leaf, value)
-    if isinstance(owner, (Lstm, Gru, Rnn, BiLstm, BiGru)):
-        return _adapt_rnn(prefix, leaf, value, owner)
+    if _RNN_KEY.fullmatch(leaf):
+        return _adapt_rnn(prefix, leaf, value, modules)
     return None
 
 
@@ -181,24 +185,30 @@ def _adapt_mha(prefix: str, leaf: str, value: Any) -> list[tuple[str, Any]] | No
     return None
 
 
-def _adapt_rnn(prefix: str, leaf: str, value: Any, owner: Any) -> list[tuple[str, Any]] | None:
-    match = re.fullmatch(r"(weight|bias)_(ih|hh)_l0(_reverse)?", leaf)
+def _adapt_rnn(prefix: str, leaf: str, value: Any, modules: dict[str, Any]) -> list[tuple[str, Any]] | None:
+    """PyTorch's ``nn.LSTM``/``nn.GRU``/``nn.RNN`` entry ``leaf`` (``weight_ih_l1_reverse``) of the module
+    at ``prefix``: layer 0 of a single recurrent module, or layer ``k`` of a list of them (ours are one
+    layer each: ``num_layers=2`` is ``[LstmConfig(...).init(device), LstmConfig(...).init(device)]``)."""
+    match = _RNN_KEY.fullmatch(leaf)
     if match is None:
         return None
-    kind, which, reverse = match.groups()
+    kind, which, layer, reverse = match.groups()
+    owner = modules.get(prefix)
     base = prefix
-    if isinstance(owner, (BiLstm, BiGru)):
-        base = f"{prefix}.{'reverse_direction' if reverse else 'forward_direction'}"
+    if not (isinstance(owner, _RNNS) and layer == "0"):
+        base = f"{prefix}.{layer}"
+        owner = modules.get(base)
+        if not isinstance(owner, _RNNS):
+            return None
+    if isinstance(owner, _BIDIRECTIONAL):
+        base = f"{base}.{'reverse_direction' if reverse else 'forward_direction'}"
         owner = owner.reverse_direction if reverse else owner.forward_direction
     elif reverse:
         return None
     transform = "input_transform" if which == "ih" else "hidden_transform"
     array = _array(value)
-    if isinstance(owner, Lstm):
-        gates = _LSTM_GATES
-    elif isinstance(owner, Gru):
-        gates = _GRU_GATES
-    else:
+    gates = _gates(owner)
+    if not gates:
         return [(f"{base}.gate.{transform}.{kind}", array.T if kind == "weight" else array)]
     out = []
     for gate, part in zip(gates, _split(array, len(gates))):
@@ -206,6 +216,15 @@ def _adapt_rnn(prefix: str, leaf: str, value: Any, owner: Any) -> list[tuple[str
             continue  # input_forget: no forget gate
         out.append((f"{base}.{gate}.{transform}.{kind}", part.T if kind == "weight" else part))
     return out
+
+
+def _gates(owner: Any) -> tuple[str, ...]:
+    """The gate controllers of a one-direction recurrent module in PyTorch's order (none: ``Rnn``)."""
+    if isinstance(owner, Lstm):
+        return _LSTM_GATES
+    if isinstance(owner, Gru):
+        return _GRU_GATES
+    return ()
 
 
 # -- loading ----------------------------------------------------------------------------------------
@@ -237,6 +256,23 @@ def load_state_dict(
             or unused entries; the module is unchanged.
     """
     flat = apply_remap(pick_top_level(state, top_level_key), key_remap)
+    _, values, missing, unused, mismatched = match_state(module, flat, pytorch_adapter=pytorch_adapter)
+    if mismatched or (strict and (missing or unused)):
+        parts = (
+            mismatched
+            + [f"missing {p}" for p in missing if strict]
+            + [f"unused {k}" for k in unused if strict]
+        )
+        raise LoadError("load_state_dict: the weights do not fit the module:\n  " + "\n  ".join(parts))
+    loaded = _rebuild(module, (), values)
+    return LoadResult(loaded, sorted(values), missing, unused)
+
+
+def match_state(
+    module: Module, flat: Mapping[str, Any], *, pytorch_adapter: bool = True
+) -> tuple[dict[str, tuple[Any, Any]], dict[str, np.ndarray[Any, Any]], list[str], list[str], list[str]]:
+    """Match a flat state dict against ``module``: its leaves by path (leaf, owner), the arrays that fit
+    by path, the module paths no entry reached, the unused source keys and the shape mismatches."""
     found: dict[str, tuple[Any, Any]] = {}
     modules: dict[str, Any] = {}
     _walk(module, (), None, found, modules)
@@ -253,7 +289,7 @@ def load_state_dict(
             else:
                 unused.append(key)
     mismatched: list[str] = []
-    values: dict[str, Any] = {}
+    values: dict[str, np.ndarray[Any, Any]] = {}
     for path, item in targets.items():
         leaf = found[path][0]
         array = _array(item)
@@ -264,15 +300,7 @@ def load_state_dict(
             continue
         values[path] = array
     missing = [path for path in found if path not in values]
-    if mismatched or (strict and (missing or unused)):
-        parts = (
-            mismatched
-            + [f"missing {p}" for p in missing if strict]
-            + [f"unused {k}" for k in unused if strict]
-        )
-        raise LoadError("load_state_dict: the weights do not fit the module:\n  " + "\n  ".join(parts))
-    loaded = _rebuild(module, (), values)
-    return LoadResult(loaded, sorted(values), missing, sorted(set(unused)))
+    return found, values, missing, sorted(set(unused)), mismatched
 
 
 def _tensor_like(leaf: Any, array: np.ndarray[Any, Any]) -> Tensor:
@@ -312,15 +340,31 @@ def _rebuild(value: Any, path: tuple[str, ...], values: dict[str, np.ndarray[Any
 
 def export_state_dict(module: Module, *, pytorch_layout: bool = True) -> dict[str, np.ndarray[Any, Any]]:
     """The module's parameters and running state as arrays by path; with ``pytorch_layout``, in
-    PyTorch's names and layouts (``Linear`` weights transposed, norms' ``weight``/``bias``), so that
-    ``torch_module.load_state_dict`` takes them for the same architecture (gated recurrent layers and
-    fused attention are left in our layout)."""
+    PyTorch's names and layouts, so that ``torch_module.load_state_dict`` takes them for the same
+    architecture: ``Linear`` weights transposed, norms' ``weight``/``bias``, recurrent layers as
+    ``weight_ih_l0``... (a list of them as layers ``l0``, ``l1``, ...; bidirectional ones with
+    ``_reverse``) and ``MultiHeadAttention`` as ``in_proj_weight``/``in_proj_bias``/``out_proj``.
+    An LSTM with a coupled input-forget gate has no PyTorch layout and is left in ours."""
     found: dict[str, tuple[Any, Any]] = {}
-    _walk(module, (), None, found, {})
+    modules: dict[str, Any] = {}
+    _walk(module, (), None, found, modules)
+    arrays = {path: _leaf_array(leaf) for path, (leaf, _) in found.items()}
     out: dict[str, np.ndarray[Any, Any]] = {}
-    for path, (leaf, owner) in found.items():
-        tensor = leaf.val() if isinstance(leaf, Param) else leaf.value()
-        array = tensor.to_numpy()
+    done: set[str] = set()
+    fused: list[str] = []
+    if pytorch_layout:
+        for path, owner in modules.items():  # parents before their children
+            inside = any(not f or path.startswith(f"{f}.") for f in fused)
+            if not inside and isinstance(owner, (*_RNNS, MultiHeadAttention)):
+                exported = _export_fused(module, path, owner, arrays)
+                if exported is not None:
+                    out.update(exported)
+                    fused.append(path)
+                    done.update(p for p in arrays if not path or p.startswith(f"{path}."))
+    for path, (_leaf, owner) in found.items():
+        if path in done:
+            continue
+        array = arrays[path]
         prefix, _, name = path.rpartition(".")
         if pytorch_layout and isinstance(owner, Linear) and name == "weight":
             array = np.ascontiguousarray(array.T)
@@ -330,5 +374,66 @@ def export_state_dict(module: Module, *, pytorch_layout: bool = True) -> dict[st
     return out
 
 
-def _unused_iter(items: Iterable[str]) -> list[str]:
-    return sorted(items)
+def _leaf_array(leaf: Any) -> np.ndarray[Any, Any]:
+    tensor = leaf.val() if isinstance(leaf, Param) else leaf.value()
+    return np.asarray(tensor.to_numpy())
+
+
+def _child(value: Any, name: str) -> Any:
+    if isinstance(value, (list, tuple)):
+        return value[int(name)]
+    if isinstance(value, dict):
+        return value[name]
+    return getattr(value, name)
+
+
+def _export_fused(
+    root: Module, path: str, owner: Any, arrays: dict[str, np.ndarray[Any, Any]]
+) -> dict[str, np.ndarray[Any, Any]] | None:
+    """PyTorch's entries for the recurrent or attention module at ``path``, or ``None`` (no layout)."""
+    dot = f"{path}." if path else ""
+    if isinstance(owner, MultiHeadAttention):
+        projections = (owner.query, owner.key, owner.value)
+        d_model = owner.d_model
+        weights = [arrays[f"{dot}{n}.weight"].T for n in ("query", "key", "value")]
+        out = {f"{dot}in_proj_weight": np.ascontiguousarray(np.concatenate(weights, axis=0))}
+        if any(p.bias is not None for p in projections):
+            biases = [
+                arrays[f"{dot}{n}.bias"] if p.bias is not None else np.zeros(d_model, weights[0].dtype)
+                for n, p in zip(("query", "key", "value"), projections)
+            ]
+            out[f"{dot}in_proj_bias"] = np.concatenate(biases)
+        out[f"{dot}out_proj.weight"] = np.ascontiguousarray(arrays[f"{dot}output.weight"].T)
+        if owner.output.bias is not None:
+            out[f"{dot}out_proj.bias"] = arrays[f"{dot}output.bias"]
+        return out
+    prefix, layer = path, 0
+    parent_path, _, last = path.rpartition(".")
+    if last.isdigit():
+        parent: Any = root
+        for part in parent_path.split(".") if parent_path else []:
+            parent = _child(parent, part)
+        if isinstance(parent, (list, tuple)):
+            prefix, layer = parent_path, int(last)
+    directions: list[tuple[str, Any]] = (
+        [("forward_direction", owner.forward_direction), ("reverse_direction", owner.reverse_direction)]
+        if isinstance(owner, _BIDIRECTIONAL)
+        else [("", owner)]
+    )
+    out = {}
+    for direction, cell in directions:
+        gates = _gates(cell)
+        if any(getattr(cell, gate, None) is None for gate in gates):
+            return None  # a coupled input-forget gate
+        base = f"{dot}{direction}." if direction else dot
+        suffix = f"_l{layer}" + ("_reverse" if direction == "reverse_direction" else "")
+        for which, transform in (("ih", "input_transform"), ("hh", "hidden_transform")):
+            names = [f"{base}{gate}.{transform}" for gate in gates] or [f"{base}gate.{transform}"]
+            weight = np.concatenate([arrays[f"{n}.weight"].T for n in names], axis=0)
+            out[f"{prefix}.weight_{which}{suffix}" if prefix else f"weight_{which}{suffix}"] = (
+                np.ascontiguousarray(weight)
+            )
+            if f"{names[0]}.bias" in arrays:
+                bias = np.concatenate([arrays[f"{n}.bias"] for n in names])
+                out[f"{prefix}.bias_{which}{suffix}" if prefix else f"bias_{which}{suffix}"] = bias
+    return out

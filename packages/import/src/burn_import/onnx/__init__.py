@@ -4,6 +4,7 @@ Python source for it; ``read_model`` gives the IR both start from.
 Needs the ``onnx`` package: ``pip install 'burn-import[onnx]'``.
 """
 
+from ._codegen import ModelGen as ModelGen
 from ._codegen import generate as generate
 from ._errors import OnnxImportError as OnnxImportError
 from ._errors import UnsupportedModelError as UnsupportedModelError
@@ -20,6 +21,7 @@ __all__ = [
     "load",
     "OnnxModel",
     "generate",
+    "ModelGen",
     "run_op",
     "read_model",
     "supported_ops",

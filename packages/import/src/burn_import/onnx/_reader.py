@@ -129,8 +129,11 @@ class _Reader:
             types=types,
         )
         for name, array in initializers.items():
-            # float initializers of the main graph are the trainable parameters; the rest are constants
-            if top and array.dtype.kind == "f" and array.size > 0 and dtype_of(_elem_of(onnx, array)):
+            # float initializers are the trainable parameters (in a subgraph, of a control-flow op's
+            # branch or body: those of more than one element; its scalars stay constants, as loop
+            # increments and thresholds are); the rest are constants
+            weight = array.size > 0 if top else array.ndim >= 1 and array.size > 1
+            if weight and array.dtype.kind == "f" and dtype_of(_elem_of(onnx, array)):
                 graph.initializers[name] = array
                 graph.params.append(name)
             else:

@@ -68,9 +68,27 @@ class OnnxModel(Module):
             field: Param.initialized(to_tensor(graph.initializers[name], device))
             for field, name in self.param_names.items()
         }
+        # the parameters of control-flow subgraphs (branches, loop bodies), in ``_subgraphs`` order:
+        # fields named by the subgraph's name and the initializer's, unique across the model
+        self.subgraph_params: list[dict[str, str]] = []
+        taken = set(self.weights)
+        for sub in _subgraphs(graph):
+            fields: dict[str, str] = {}
+            for name in sub.params:
+                field = base = param_field(f"{sub.name}.{name}")
+                count = 1
+                while field in taken:
+                    field, count = f"{base}_{count}", count + 1
+                taken.add(field)
+                fields[field] = name
+                self.weights[field] = Param.initialized(to_tensor(sub.initializers[name], device))
+            self.subgraph_params.append(fields)
+        # every numeric constant on the device once (small ones too: a scalar an op takes as a tensor
+        # would otherwise be copied to the device on every call); the host array stays in the scope
+        # for shape arithmetic
         self.constants: dict[str, Tensor] = {}
         for name, array in _all_constants(graph).items():
-            if array.size > 16 and array.dtype.kind in "fiub":
+            if array.dtype.kind in "fiub":
                 try:
                     self.constants[name] = to_tensor(array, device)
                 except OnnxImportError:
@@ -88,6 +106,8 @@ class OnnxModel(Module):
 
     def device(self) -> Device:
         """The device of the parameters (the default device when there are none)."""
+        for param in self.weights.values():  # not ``devices()``: that walks the whole module per call
+            return param.device
         devices = self.devices()
         return devices[0] if devices else default_device()
 
@@ -115,11 +135,20 @@ class OnnxModel(Module):
         missing = [name for name in graph.inputs if name not in env]
         if missing:
             raise OnnxImportError(f"{graph.name}: inputs {missing} not given")
-        for field, param in self.weights.items():
-            env[self.param_names[field]] = param.val()
-        executor = _Executor(device, self.constants)
+        for field, name in self.param_names.items():
+            env[name] = self.weights[field].val()
+        local: dict[int, dict[str, Tensor]] = {}
+        if any(self.subgraph_params):
+            for sub, fields in zip(_subgraphs(graph), self.subgraph_params):
+                local[id(sub)] = {name: self.weights[field].val() for field, name in fields.items()}
+        executor = _Executor(device, self.constants, local)
         outputs = executor.run(graph, env, top=True)
         return [_output(value, device) for value in outputs]
+
+
+def _subgraphs(graph: Graph) -> list[Graph]:
+    """Every subgraph of ``graph``, nested ones included, in a fixed order."""
+    return [sub for _, node in graph.walk() for sub in node.subgraphs()]
 
 
 def _all_constants(graph: Graph) -> dict[str, np.ndarray[Any, Any]]:
@@ -153,14 +182,18 @@ def _output(value: Value, device: Device) -> Any:
 class _Executor:
     """Interprets graphs node by node, freeing each value after its last reader."""
 
-    def __init__(self, device: Device, constants: dict[str, Tensor]) -> None:
+    def __init__(
+        self, device: Device, constants: dict[str, Tensor], params: dict[int, dict[str, Tensor]] | None = None
+    ) -> None:
         self.device = device
         self.by_name = constants
+        self.params = params or {}
         self.cache: dict[int, Tensor] = {}
 
     def run(self, graph: Graph, env: dict[str, Value], top: bool = False) -> list[Value]:
         """Run ``graph`` with ``env`` holding its inputs (and, for subgraphs, the outer scope)."""
         scope = dict(env)
+        scope.update(self.params.get(id(graph), ()))
         for name, array in graph.constants.items():
             scope[name] = array
             tensor = self.by_name.get(name)

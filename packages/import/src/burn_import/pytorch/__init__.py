@@ -13,11 +13,22 @@ from typing import TypeVar
 from burn_nn import Module
 
 from .._adapt import KeyRemap, LoadError, LoadResult, load_state_dict
+from .._recorder import LoadArgs as LoadArgs
+from .._recorder import PyTorchFileRecorder as PyTorchFileRecorder
 from ._reader import LazyArray as LazyArray
 from ._reader import PyTorchReadError as PyTorchReadError
 from ._reader import read_pytorch as read_pytorch
 
-__all__ = ["LazyArray", "LoadError", "LoadResult", "PyTorchReadError", "load_pytorch", "read_pytorch"]
+__all__ = [
+    "LazyArray",
+    "LoadArgs",
+    "LoadError",
+    "LoadResult",
+    "PyTorchFileRecorder",
+    "PyTorchReadError",
+    "load_pytorch",
+    "read_pytorch",
+]
 
 M = TypeVar("M", bound=Module)
 

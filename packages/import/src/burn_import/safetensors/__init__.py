@@ -10,13 +10,17 @@ from typing import TypeVar
 from burn_nn import Module
 
 from .._adapt import KeyRemap, LoadResult, export_state_dict, load_state_dict
+from .._recorder import LoadArgs as LoadArgs
+from .._recorder import SafetensorsFileRecorder as SafetensorsFileRecorder
 from ._format import SafetensorsError as SafetensorsError
 from ._format import read_safetensors as read_safetensors
 from ._format import read_safetensors_metadata as read_safetensors_metadata
 from ._format import write_safetensors as write_safetensors
 
 __all__ = [
+    "LoadArgs",
     "SafetensorsError",
+    "SafetensorsFileRecorder",
     "load_safetensors",
     "read_safetensors",
     "read_safetensors_metadata",

@@ -109,7 +109,7 @@ def _host_pow(ctx: Context, a: Array, b: Array) -> Array:
 def pow_(ctx: Context, a: Value, b: Value) -> Tensor:
     x = ctx.tensor(a)
     if x.kind is Kind.FLOAT:
-        e = ctx.tensor(np.asarray(b).astype(x.dtype.numpy) if not isinstance(b, Tensor) else b)
+        e = ctx.tensor(np.asarray(b).astype(x.dtype.numpy, copy=False) if not isinstance(b, Tensor) else b)
         if e.kind is not Kind.FLOAT or e.dtype != x.dtype:
             e = e.float(x.dtype)
         if e.rank == 0 and not isinstance(b, Tensor):

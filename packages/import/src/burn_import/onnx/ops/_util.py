@@ -61,9 +61,9 @@ def broadcast_shape(*shapes: Sequence[int]) -> list[int]:
 def same_dtype(ctx: Context, a: Value, b: Value) -> tuple[Tensor, Tensor]:
     """Both operands as tensors; host operands take the other's dtype when one is a tensor."""
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
-        b = np.asarray(b).astype(a.dtype.numpy)
+        b = np.asarray(b).astype(a.dtype.numpy, copy=False)  # a constant stays itself: cached
     elif isinstance(b, Tensor) and not isinstance(a, Tensor):
-        a = np.asarray(a).astype(b.dtype.numpy)
+        a = np.asarray(a).astype(b.dtype.numpy, copy=False)
     x, y = ctx.tensor(a), ctx.tensor(b)
     if x.dtype != y.dtype:
         raise ctx.error(f"operands have different dtypes: {x.dtype} {x.dims()} and {y.dtype} {y.dims()}")
