@@ -67,12 +67,12 @@ TEST_MATRIX = {
     "ndarray-backend": ["ndarray"],
     "cuda-backend": ["cuda"],
     "autodiff": ["autodiff-ndarray"],
-    "fusion": ["ndarray"],
+    "fusion": ["autodiff-ndarray"],  # the fusion tests use Autodiff(Fusion(NdArray())) too
     "router": ["autodiff-ndarray"],
-    "nn": ["autodiff-ndarray"],
+    "nn": ["autodiff-ndarray", "fusion-ndarray", "autodiff-fusion-ndarray"],
     "record": ["ndarray"],
-    "train": ["ndarray"],
-    "import": ["ndarray"],
+    "train": ["ndarray", "fusion-ndarray"],
+    "import": ["ndarray", "fusion-ndarray"],
     "burn": ["ndarray"],
 }
 CONFORMANCE_BACKENDS = [
@@ -234,7 +234,8 @@ def lint(session: nox.Session) -> None:
 @nox.session(tags=["ci"])
 def typecheck(session: nox.Session) -> None:
     """mypy, strict, over every package's source."""
-    install_local(session, "burn[all]", extra_requirements=["mypy>=1.10", *TEST_REQUIREMENTS])
+    # onnx is burn-import's extra: its types are checked where burn_import.onnx reads models
+    install_local(session, "burn[all]", extra_requirements=["mypy>=1.10", "onnx>=1.17", *TEST_REQUIREMENTS])
     modules = [arg for package in PACKAGES.values() for arg in ("-p", package.import_name)]
     session.run("mypy", *modules, *session.posargs)
 

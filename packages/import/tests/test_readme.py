@@ -54,6 +54,8 @@ def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     _mnist_onnx(tmp_path / "src" / "model" / "mnist.onnx")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [n for n in sys.modules if n == "model" or n.startswith("model.")]:
+        monkeypatch.delitem(sys.modules, name)  # another test's ``model`` (the guide's): put back after
     namespace: dict[str, object] = {"__name__": "readme"}
     try:
         for block in blocks:
