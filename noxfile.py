@@ -52,6 +52,9 @@ IMPORT_TEST_REQUIREMENTS = [
     "onnx>=1.17", "onnxruntime>=1.18", "onnxscript>=0.2", "safetensors>=0.4", "transformers>=4.40",
 ]  # fmt: skip
 
+# burn-train's references: scikit-learn's metrics, and Pillow for ImageFolderDataset (its vision extra)
+TRAIN_TEST_REQUIREMENTS = ["scikit-learn>=1.4", "pillow>=10"]
+
 # Each word of a backend stack name ("autodiff-ndarray") is installed from one package folder.
 STACK_PART_FOLDER = {
     "ndarray": "ndarray-backend",
@@ -71,7 +74,7 @@ TEST_MATRIX = {
     "router": ["autodiff-ndarray"],
     "nn": ["autodiff-ndarray", "fusion-ndarray", "autodiff-fusion-ndarray"],
     "record": ["ndarray"],
-    "train": ["ndarray", "fusion-ndarray"],
+    "train": ["autodiff-ndarray", "autodiff-fusion-ndarray"],
     "import": ["ndarray", "fusion-ndarray"],
     "burn": ["ndarray"],
 }
@@ -253,6 +256,8 @@ def tests(session: nox.Session, package: str, backend: str) -> None:
         requirements.append(ARRAY_API_STRICT)
     if package == "import":
         requirements += IMPORT_TEST_REQUIREMENTS
+    if package == "train":
+        requirements += TRAIN_TEST_REQUIREMENTS
     install_local(session, package, *stack_folders(backend), extra_requirements=requirements)
     tests_dir = ROOT / "packages" / package / "tests"
     session.run("pytest", str(tests_dir), *session.posargs, env={"BURN_DEVICE": backend})
@@ -276,7 +281,7 @@ def suite(session: nox.Session) -> None:
     """Everything CI tests, in one pytest run: packages, cross-package tests, conformance per backend (the
     CPU backends and the Array API example backend)."""
     requirements = [*TEST_REQUIREMENTS, ARRAY_API_STRICT, *reference_requirements()]
-    requirements += IMPORT_TEST_REQUIREMENTS
+    requirements += IMPORT_TEST_REQUIREMENTS + TRAIN_TEST_REQUIREMENTS
     install_local(session, "burn[all]", extra_requirements=requirements)
     backends = [arg for backend in [*CPU_BACKENDS, ARRAY_API_BACKEND] for arg in ("--backend", backend)]
     session.run(

@@ -124,6 +124,48 @@ def test_a_short_training_run_learns_and_saves_its_weights(tmp_path) -> None:
     assert inference.infer(tmp_path, NdArray().device(), images[0], int(labels[0])) == expected
 
 
+def _learnable_idx_files(folder: Path, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """MNIST idx files of ``count`` images whose class is a bright band of rows (train and t10k alike)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 10, size=count).astype(np.uint8)
+    images = rng.integers(0, 40, size=(count, 28, 28)).astype(np.uint8)
+    for i, label in enumerate(labels):
+        images[i, 2 + 2 * label : 5 + 2 * label, :] = 255
+    folder.mkdir(parents=True, exist_ok=True)
+    for prefix in ("train", "t10k"):
+        header = bytes([0, 0, 8, 3]) + b"".join(n.to_bytes(4, "big") for n in images.shape)
+        (folder / f"{prefix}-images-idx3-ubyte").write_bytes(header + images.tobytes())
+        header = bytes([0, 0, 8, 1]) + count.to_bytes(4, "big")
+        (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(header + labels.tobytes())
+    return images, labels
+
+
+def test_the_main_job_trains_through_the_learner_and_saves_what_it_promises(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("guide_main", GUIDE / "main.py")
+    assert spec is not None
+    assert spec.loader is not None
+    guide_main = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "guide_main", guide_main)  # its dataclasses look themselves up there
+    spec.loader.exec_module(guide_main)
+    images, labels = _learnable_idx_files(tmp_path / "mnist", 384)
+    config = guide_main.TrainingConfig(
+        ModelConfig(10, 64), AdamConfig(), num_epochs=2, batch_size=32, num_workers=2, seed=1
+    )
+    artifacts = tmp_path / "artifacts"
+    model, accuracy = guide_main.train(config, Autodiff(NdArray()).device(), artifacts, tmp_path / "mnist")
+    assert accuracy > 50.0
+    for name in ("config.json", "model.mpk.zst", "experiment.log", "curves.html"):
+        assert (artifacts / name).is_file(), name
+    assert any((artifacts / "checkpoint").iterdir())
+    assert (artifacts / "train" / "epoch-2").is_dir()
+    assert (artifacts / "valid" / "epoch-2").is_dir()
+    image = ((images[0] / 255.0 - data.MEAN) / data.STD).astype(np.float32)
+    expected = int(model.valid()(Tensor.from_data(image[None], NdArray().device())).argmax(1).into_scalar())
+    assert inference.infer(artifacts, NdArray().device(), image, int(labels[0])) == expected
+
+
 def test_training_the_guide_model_on_a_gpu_holds_flat_memory() -> None:
     """1,000 Adam steps of the guide model on Autodiff(Cuda()): the GPU memory in use after them is no
     more than after the first 20 (graphs, gradients and optimizer states are all released)."""

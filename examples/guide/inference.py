@@ -8,23 +8,26 @@ Usage: ``python examples/guide/inference.py [--artifact-dir DIR] [--index N] [--
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
 import numpy as np
 from data import load_mnist_5k, load_mnist_idx
-from training import TrainingConfig
+from model import ModelConfig
 
 from burn import Device, Tensor, parse_device
 from burn.record import CompactRecorder
 
 
 def infer(artifact_dir: Path, device: Device, image: np.ndarray, label: int) -> int:
-    """Load the config and the weights saved in ``artifact_dir``, classify ``image`` (``[28, 28]``,
-    normalized) on ``device`` and print the prediction next to ``label``; returns the prediction."""
-    config = TrainingConfig.load(artifact_dir / "config.json")
+    """Load the model's settings (from the run's ``config.json``) and the weights saved in
+    ``artifact_dir``, classify ``image`` (``[28, 28]``, normalized) on ``device`` and print the
+    prediction next to ``label``; returns the prediction."""
+    settings = json.loads((artifact_dir / "config.json").read_text())
+    config = ModelConfig.from_dict(settings["model"])
     record = CompactRecorder().load(artifact_dir / "model", device)
-    model = config.model.init_with(record, device)
+    model = config.init_with(record, device)
 
     output = model(Tensor.from_data(image[None], device))  # a batch of one
     predicted = int(output.argmax(1).flatten(0, 1).into_scalar())
@@ -41,8 +44,8 @@ def main() -> None:
     parser.add_argument("--device", default=os.environ.get("BURN_DEVICE", "ndarray"))
     parser.add_argument("--mnist-dir", type=Path, help="the full MNIST idx files, if training used them")
     args = parser.parse_args()
-    config = TrainingConfig.load(args.artifact_dir / "config.json")
-    _, valid = load_mnist_idx(args.mnist_dir) if args.mnist_dir else load_mnist_5k(config.seed)
+    seed = json.loads((args.artifact_dir / "config.json").read_text())["seed"]
+    _, valid = load_mnist_idx(args.mnist_dir) if args.mnist_dir else load_mnist_5k(seed)
     infer(
         args.artifact_dir, parse_device(args.device), valid.images[args.index], int(valid.labels[args.index])
     )

@@ -1,0 +1,1 @@
+"""Metrics (private package; the names are re-exported by ``burn_train``)."""

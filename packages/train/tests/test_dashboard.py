@@ -1,0 +1,145 @@
+"""How a run is shown: the rich dashboard (drawn into a recording console), its braille charts, the `q`
+key through a pseudo-terminal, Ctrl-C as a graceful stop, the one-line-per-epoch fallback and the curves
+file."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import pty
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from burn_train import CliRenderer, MetricEntry, MetricMetadata, TuiRenderer, write_curves
+from burn_train._dashboard import _KeyListener, braille_chart
+from burn_train._learner import default_renderer
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def toy() -> Any:
+    """The toy training run of toy_training.py (it trains on Autodiff(NdArray()))."""
+    pytest.importorskip("burn_autodiff")
+    pytest.importorskip("burn_record")
+    if "toy_training" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["toy_training"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["toy_training"]
+
+
+def test_braille_chart_draws_lines_in_the_right_cells() -> None:
+    flat, low, high = braille_chart({"train": [(0, 1.0), (1, 1.0)]}, width=4, height=2)
+    assert (low, high) == (0.5, 1.5)
+    text = [line.plain for line in flat]
+    assert text[0].strip() == "" or text[1].strip() == ""  # a flat line stays in one row of cells
+    assert all(char != " " for char in (text[0] + text[1]).replace(" ", "")[:4])
+    rising, _, _ = braille_chart({"train": [(0, 0.0), (1, 1.0)], "valid": [(0, 1.0), (1, 0.0)]}, 6, 3)
+    rows = [line.plain for line in rising]
+    assert rows[0][0] != " "
+    assert rows[0][-1] != " "
+    assert rows[-1][0] != " "
+    assert rows[-1][-1] != " "
+    styles = {span.style for line in rising for span in line.spans}
+    assert {"cyan", "magenta"} <= styles
+    empty, low, _ = braille_chart({"train": []}, 3, 1)
+    assert empty[0].plain == "   "
+
+
+def test_dashboard_shows_progress_metrics_and_charts(tmp_path: Path, toy: Any) -> None:
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, record=True)
+    toy.run(tmp_path, 2, renderer=TuiRenderer(console=console, refresh_per_second=20))
+    screen = console.export_text()
+    for text in ("Epoch 2/2", "Run", "Accuracy", "Loss", "Train (batch)", "Valid (epoch)", "Epoch 2 done"):
+        assert text in screen, text
+    assert any(0x2800 < ord(char) <= 0x28FF for char in screen)  # the charts' braille dots
+    assert "━ train" in screen
+    assert "━ valid" in screen
+
+
+def test_q_on_the_terminal_asks_to_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    master, slave = pty.openpty()
+    pressed = []
+
+    class Terminal:
+        def fileno(self) -> int:
+            return slave
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    listener = _KeyListener(lambda: pressed.append(True))
+    listener.start()
+    try:
+        os.write(master, b"xq")
+        deadline = time.monotonic() + 5
+        while not pressed and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        listener.stop()
+        os.close(master)
+        os.close(slave)
+    assert pressed == [True]
+
+
+class CtrlC:
+    """Sends this process a SIGINT at one training step."""
+
+    input_type = None
+
+    def __init__(self, epoch: int, iteration: int) -> None:
+        self.at = (epoch, iteration)
+
+    def name(self) -> str:
+        return "CtrlC"
+
+    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        if (metadata.epoch, metadata.iteration) == self.at:
+            os.kill(os.getpid(), signal.SIGINT)
+        return MetricEntry("CtrlC", "", "")
+
+    def clear(self) -> None:
+        pass
+
+
+def test_ctrl_c_checkpoints_and_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str], toy: Any) -> None:
+    toy.run(tmp_path, 3, builder_hook=lambda builder: builder.metric_train(CtrlC(2, 4)))
+    output = capsys.readouterr().out
+    assert "Checkpoint saved in epoch 2 at batch 4" in output
+    assert "Stopped in epoch 2: Ctrl-C" in output
+    assert "[Epoch 2/3]" not in output
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is restored
+
+
+def test_without_a_terminal_one_line_per_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert isinstance(default_renderer(), CliRenderer)
+    stream = io.StringIO()
+    renderer = CliRenderer(stream)
+    renderer.start("run", 10, 1)
+    entry = MetricEntry("Accuracy", "", "", unit="%")
+    renderer.end_epoch(3, {"train": [(entry, 91.234)], "valid": [(entry, 90.0)]}, 2.04)
+    assert stream.getvalue() == "[Epoch  3/10] train Accuracy 91.23 % | valid Accuracy 90.00 % | 2.0 s\n"
+
+
+def test_curves_file_is_self_contained_svg(tmp_path: Path) -> None:
+    path = write_curves(
+        tmp_path / "curves.html",
+        "run",
+        {"Loss": {"train": {1: 1.0, 2: 0.5, 3: 0.25}, "valid": {1: 1.2, 2: float("nan"), 3: 0.4}}},
+    )
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count("<polyline") == 2
+    assert "valid epoch 3: 0.4" in page
+    assert "<script" not in page
+    assert "http" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing fetched from elsewhere

@@ -1,0 +1,328 @@
+"""The Learner: a run's artifacts in Burn's layout, resume from checkpoints (bit-identical to an
+uninterrupted run, including after a SIGKILL mid-epoch, in a subprocess), graceful interruption,
+gradient accumulation, early stopping, checkpoint retention, the summary and the evaluator."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("burn_autodiff")
+pytest.importorskip("burn_record")
+
+HERE = Path(__file__).parent
+_spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
+assert _spec is not None
+assert _spec.loader is not None
+toy = importlib.util.module_from_spec(_spec)
+sys.modules["toy_training"] = toy
+_spec.loader.exec_module(toy)
+
+from burn_train import (  # noqa: E402
+    AccuracyMetric,
+    Aggregate,
+    Direction,
+    EvaluatorBuilder,
+    KeepLastNCheckpoints,
+    LearnerSummary,
+    LossMetric,
+    MetricEarlyStoppingStrategy,
+    MetricEntry,
+    MetricMetadata,
+    Split,
+    StoppingCondition,
+)
+from burn_train.data import DataLoaderBuilder  # noqa: E402
+
+
+def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key, strict=True)
+
+
+@pytest.fixture(scope="module")
+def reference_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The artifacts of 4 uninterrupted epochs (seed 7), their weights in ``weights.npz``."""
+    folder = tmp_path_factory.mktemp("reference")
+    np.savez(folder / "weights.npz", **toy.weights(toy.run(folder, 4)))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reference(reference_dir: Path) -> dict[str, np.ndarray]:
+    """The weights after 4 uninterrupted epochs (seed 7)."""
+    with np.load(reference_dir / "weights.npz") as saved:
+        return {key: saved[key] for key in saved.files}
+
+
+def test_artifacts_follow_burns_layout(tmp_path: Path, reference: dict[str, np.ndarray]) -> None:
+    model = toy.run(tmp_path, 4)
+    _same(toy.weights(model), reference)  # the same seed, the same weights
+    for split in ("train", "valid"):
+        for epoch in range(1, 5):
+            for name in ("Accuracy", "Loss"):
+                assert (tmp_path / split / f"epoch-{epoch}" / f"{name}.log").exists()
+    lines = (tmp_path / "train" / "epoch-1" / "Loss.log").read_text().splitlines()
+    assert len(lines) == 12  # 384 items in batches of 32
+    value, count = lines[-1].split(",")
+    assert float(value) > 0
+    assert count == "32"
+    log = (tmp_path / "experiment.log").read_text()
+    assert "fit: 4 epochs" in log
+    assert "checkpoint: saved epoch 4" in log
+    html = (tmp_path / "curves.html").read_text()
+    assert html.count("<svg") == 2
+    assert "polyline" in html
+    # kept: the last two epochs and the best by validation loss
+    states = sorted(p.name for p in (tmp_path / "checkpoint").glob("state-*"))
+    assert states == ["state-3.mpk", "state-4.mpk"]
+
+
+def test_resume_after_an_epoch_is_bit_identical(tmp_path: Path, reference: dict[str, np.ndarray]) -> None:
+    toy.run(tmp_path, 2)
+    resumed = toy.run(tmp_path, 4, resume=2)
+    _same(toy.weights(resumed), reference)
+    assert len((tmp_path / "train" / "epoch-4" / "Loss.log").read_text().splitlines()) == 12
+
+
+class StopAfter:
+    """A metric that asks the learner's interrupter to stop after a given step of a given epoch."""
+
+    input_type = None
+
+    def __init__(self, epoch: int, iteration: int) -> None:
+        self.at = (epoch, iteration)
+        self.interrupter: Any = None
+
+    def name(self) -> str:
+        return "Stopper"
+
+    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        if (metadata.epoch, metadata.iteration) == self.at:
+            self.interrupter.stop("test")
+        return MetricEntry("Stopper", "", "")
+
+    def clear(self) -> None:
+        pass
+
+
+def test_interrupt_mid_epoch_checkpoints_and_resumes_bit_identically(
+    tmp_path: Path, reference: dict[str, np.ndarray], reference_dir: Path
+) -> None:
+    stopper = StopAfter(epoch=3, iteration=5)
+
+    def hook(builder: Any) -> Any:
+        stopper.interrupter = builder.interrupter()
+        return builder.metric_train(stopper)
+
+    toy.run(tmp_path, 4, builder_hook=hook)
+    assert not (tmp_path / "valid" / "epoch-3").exists()
+    assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 5
+    resumed = toy.run(tmp_path, 4, resume=3)
+    _same(toy.weights(resumed), reference)
+    assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 12
+    # epoch 3's values cover all of its batches, those before the stop included
+    log = (tmp_path / "experiment.log").read_text()
+    uninterrupted = (reference_dir / "experiment.log").read_text()
+    line = next(text for text in uninterrupted.splitlines() if "epoch 3: " in text).split("epoch 3: ")[1]
+    assert line in log
+
+
+def test_sigkill_mid_epoch_then_resume_is_bit_identical(
+    tmp_path: Path, reference: dict[str, np.ndarray]
+) -> None:
+    script = [sys.executable, str(HERE / "toy_training.py"), str(tmp_path), "--epochs", "4"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    errors = tmp_path / "stderr.txt"
+    with open(errors, "wb") as stderr:
+        child = subprocess.Popen([*script, "--delay", "0.02"], env=env, stderr=stderr)
+    progress = tmp_path / "progress.txt"
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            lines = progress.read_text().splitlines() if progress.exists() else []
+            if lines and lines[-1].split() >= ["3", "4"] and lines[-1].split()[0] == "3":
+                break
+            assert child.poll() is None, errors.read_text()
+            time.sleep(0.005)
+        else:
+            pytest.fail("the child did not reach epoch 3 in time")
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    last = progress.read_text().splitlines()[-1].split()
+    assert last[0] == "3"
+    assert 0 < int(last[1]) < 12  # killed mid-epoch
+    assert not (tmp_path / "final.npz").exists()
+    done = subprocess.run([*script, "--resume", "2"], env=env, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    with np.load(tmp_path / "final.npz") as saved:
+        _same({key: saved[key] for key in saved.files}, reference)
+    assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 12
+
+
+def test_gradient_accumulation_steps_the_optimizer_every_n_batches(tmp_path: Path) -> None:
+    from burn_record import FullPrecisionSettings, NamedMpkFileRecorder
+
+    recorder = NamedMpkFileRecorder(FullPrecisionSettings())
+    for accumulation, steps in [(3, 4), (5, 3)]:  # 12 batches: 4 full groups of 3; 2 groups of 5 and a last 2
+        toy.run(tmp_path / str(accumulation), 1, accumulation=accumulation)
+        record = recorder.load(tmp_path / str(accumulation) / "checkpoint" / "scheduler-1")
+        assert record == {"iter_idx": steps - 1}  # the index of the last step taken
+
+
+def test_early_stopping_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def hook(builder: Any) -> Any:
+        strategy = MetricEarlyStoppingStrategy(
+            LossMetric(),
+            Aggregate.MEAN,
+            Direction.HIGHEST,
+            Split.VALID,
+            StoppingCondition.no_improvement_since(2),
+        )  # validation loss keeps falling, so "highest" stops once epoch 1 stays the best for 2 epochs
+        return builder.early_stopping(strategy).summary().with_checkpointing_strategy(KeepLastNCheckpoints(1))
+
+    toy.run(tmp_path, 6, builder_hook=hook)
+    output = capsys.readouterr().out
+    assert "[Epoch 3/6]" in output
+    assert "[Epoch 4/6]" not in output
+    assert "Learner Summary" in output
+    assert "| Valid | Loss" in output
+    assert sorted(p.name for p in (tmp_path / "checkpoint").glob("state-*")) == ["state-3.mpk"]
+
+
+def test_summary_table_and_evaluator(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = toy.run(tmp_path, 1)
+    loader = DataLoaderBuilder(toy.Batcher()).batch_size(50).build(toy.dataset(100, 3))
+    evaluator = EvaluatorBuilder(tmp_path).metrics(AccuracyMetric(), LossMetric()).build(model)
+    summary = evaluator.eval("test", loader)
+    printed = capsys.readouterr().out
+    assert "| test  | Accuracy" in printed
+    assert 0 <= summary.values["Accuracy"] <= 100
+    assert (tmp_path / "test" / "epoch-1" / "Loss.log").exists()
+    from burn_train import MetricsStore
+
+    store = MetricsStore()
+    for epoch, value in [(1, 0.5), (2, 0.3), (3, 0.4)]:
+        store.record(Split.VALID, epoch, "Loss", value)
+    text = str(LearnerSummary.from_store(store))
+    assert "Total Epochs: 3" in text
+    assert "| Valid | Loss   | 0.300 | 2     | 0.500 | 1     |" in text
+
+
+def test_training_without_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from burn_autodiff import Autodiff
+    from burn_ndarray import NdArray
+    from burn_nn.optim import AdamConfig
+    from burn_train import CliRenderer, LearnerBuilder
+
+    device = Autodiff(NdArray()).device()
+    loader = DataLoaderBuilder(toy.Batcher()).batch_size(64).build(toy.dataset(128, 1))
+    learner = (
+        LearnerBuilder(tmp_path)
+        .metrics(LossMetric())
+        .renderer(CliRenderer())
+        .with_application_logger(False)
+        .build(toy.Model(device), AdamConfig().init(), 1e-3)
+    )
+    learner.fit(loader)
+    assert capsys.readouterr().out.startswith("[Epoch 1/1] train Loss ")
+    assert len((tmp_path / "train" / "epoch-1" / "Loss.log").read_text().splitlines()) == 2
+    learner.fit(loader)  # a new run in the same folder starts the logs over
+    assert len((tmp_path / "train" / "epoch-1" / "Loss.log").read_text().splitlines()) == 2
+    assert not (tmp_path / "valid").exists()
+    assert not (tmp_path / "experiment.log").exists()
+
+
+def test_builder_errors_name_what_is_wrong(tmp_path: Path) -> None:
+    from burn_autodiff import Autodiff
+    from burn_ndarray import NdArray
+    from burn_nn import LinearConfig
+    from burn_nn.optim import AdamConfig
+    from burn_train import LearnerBuilder
+
+    device = Autodiff(NdArray()).device()
+    with pytest.raises(NotImplementedError, match="2 devices is not supported"):
+        LearnerBuilder(tmp_path).devices([device, device])
+    with pytest.raises(TypeError, match=r"needs a train_step\(batch\) method"):
+        LearnerBuilder(tmp_path).build(LinearConfig(2, 2).init(device), AdamConfig().init(), 1e-3)
+    with pytest.raises(ValueError, match="a metric named 'Loss' is registered already"):
+        LearnerBuilder(tmp_path).metric_train(LossMetric()).metric_train(LossMetric())
+    with pytest.raises(TypeError, match="expected a Metric"):
+        LearnerBuilder(tmp_path).metric_train(object())
+    learner = LearnerBuilder(tmp_path).checkpoint(3).build(toy.Model(device), AdamConfig().init(), 1e-3)
+    loader = DataLoaderBuilder(toy.Batcher()).batch_size(64).build(toy.dataset(64, 1))
+    with pytest.raises(ValueError, match="needs with_file_checkpointer"):
+        learner.fit(loader, loader)
+    missing = LearnerBuilder(tmp_path).with_file_checkpointer().checkpoint(3)
+    with pytest.raises(FileNotFoundError, match="no complete checkpoint of epoch 3"):
+        missing.build(toy.Model(device), AdamConfig().init(), 1e-3).fit(loader, loader)
+
+
+def test_random_states_round_trip_through_a_recorder(tmp_path: Path) -> None:
+    import random
+
+    from burn_autodiff import Autodiff
+    from burn_backend import Tensor
+    from burn_ndarray import NdArray
+    from burn_record import NamedMpkFileRecorder
+    from burn_train._state import capture_rng, restore_rng
+
+    device = Autodiff(NdArray()).device()
+    device.seed(5)
+    recorder = NamedMpkFileRecorder()
+    recorder.save(capture_rng([device]), tmp_path / "rng")
+    expected = (
+        Tensor.random([4], device=device).tolist(),
+        random.random(),
+        np.random.rand(),  # noqa: NPY002 (the global generator is part of what is restored)
+    )
+    assert restore_rng(recorder.load(tmp_path / "rng"), [device]) == []
+    assert (Tensor.random([4], device=device).tolist(), random.random(), np.random.rand()) == expected  # noqa: NPY002
+
+
+def test_a_user_metric_as_the_books_metric_chapter_writes_it(tmp_path: Path) -> None:
+    from burn_train import AccuracyInput, NumericMetricState, as_numpy
+
+    class MaxLogit:
+        input_type = AccuracyInput
+
+        def __init__(self) -> None:
+            self.state = NumericMetricState()
+
+        def name(self) -> str:
+            return "Max logit"
+
+        def update(self, item: AccuracyInput, metadata: MetricMetadata) -> MetricEntry:
+            return self.state.update(float(as_numpy(item.outputs).max()), 1, self.name(), precision=3)
+
+        def clear(self) -> None:
+            self.state.reset()
+
+        def value(self) -> float:
+            return self.state.value()
+
+        def running_value(self) -> float:
+            return self.state.running_value()
+
+    captured: dict[str, Any] = {}
+
+    def hook(builder: Any) -> Any:
+        captured["builder"] = builder
+        return builder.metric_valid_numeric(MaxLogit())
+
+    toy.run(tmp_path, 2, builder_hook=hook)
+    lines = (tmp_path / "valid" / "epoch-2" / "Max_logit.log").read_text().splitlines()
+    assert len(lines) == 2  # 128 items in batches of 64
+    assert all(float(line.split(",")[0]) > 0 for line in lines)
