@@ -7,9 +7,14 @@ save writing a file deleted beforehand (so no save pays for freeing another's pa
 and a pause (so no ``fsync`` waits for another side's data). Our saves ``fsync`` the file and its
 folder (durability is part of the contract); the references do not, so a second save row gives
 safetensors the same ``fsync``, and a last row times our save without it (``durable=False``: still
-atomic against the process dying, not against a power loss). Memory is measured in a fresh process per
-library: the peak resident set (Linux's ``VmHWM``, reset before the operation) minus the resident set
-before it, over the model's size.
+atomic against the process dying, not against a power loss). A last side writes the same bytes with
+the simplest durable code there is (``os.write`` of every tensor, then ``fsync``: no format, no
+checksum): what any durable save must at least wait for, the disk's floor. Besides medians of the
+times, the bench prints the median of the per-round ratios (each round's two samples are taken seconds
+apart, so that a machine shared with other work disturbs them alike) and the median CPU time
+(``time.process_time``, all threads), a second opinion that waiting for the disk does not inflate.
+Memory is measured in a fresh process per library: the peak resident set (Linux's ``VmHWM``, reset
+before the operation) minus the resident set before it, over the model's size.
 
 Run: ``python tools/bench/bench_record.py [--quick] [--rounds N] [--guide-epochs N] [--folder DIR]``.
 """
@@ -63,10 +68,25 @@ def _fsync(path: Path) -> None:
         os.fsync(file.fileno())
 
 
-class Library:
-    """One side: how it saves ``arrays`` to a file and loads them back."""
+def _write_fsync(arrays: dict[str, np.ndarray[Any, Any]], path: Path) -> None:
+    """The tensors' bytes written one after the other, then ``fsync``-ed: the floor of a durable save."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        for array in arrays.values():
+            view = memoryview(np.ascontiguousarray(array)).cast("B")
+            while len(view):
+                view = view[os.write(descriptor, view) :]
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
-    def __init__(self, name: str, path: Path, save: Callable[[], Any], load: Callable[[], Any]) -> None:
+
+class Library:
+    """One side: how it saves ``arrays`` to a file and loads them back (``None``: not loaded)."""
+
+    def __init__(
+        self, name: str, path: Path, save: Callable[[], Any], load: Callable[[], Any] | None
+    ) -> None:
         self.name, self.path, self.save, self.load = name, path, save, load
 
 
@@ -75,8 +95,8 @@ def libraries(arrays: dict[str, np.ndarray[Any, Any]], folder: Path) -> list[Lib
     tensors = {name: torch.from_numpy(array) for name, array in arrays.items()}
     recorder = NamedMpkFileRecorder(FullPrecisionSettings())
     fast = NamedMpkFileRecorder(FullPrecisionSettings(), durable=False)
-    names = ("ours.mpk", "fast.mpk", "st.safetensors", "sts.safetensors", "t.pt")
-    ours, ours_fast, st, st_synced, pt = (folder / name for name in names)
+    names = ("ours.mpk", "fast.mpk", "st.safetensors", "sts.safetensors", "t.pt", "raw.bin")
+    ours, ours_fast, st, st_synced, pt, raw = (folder / name for name in names)
     return [
         Library(
             "burn-record NamedMpk", ours, lambda: recorder.save(record, ours), lambda: recorder.load(ours)
@@ -95,34 +115,50 @@ def libraries(arrays: dict[str, np.ndarray[Any, Any]], folder: Path) -> list[Lib
             lambda: st_load(str(st_synced)),
         ),
         Library("torch", pt, lambda: torch.save(tensors, pt), lambda: torch.load(pt, weights_only=True)),
+        Library("os.write + fsync", raw, lambda: _write_fsync(arrays, raw), None),
     ]
 
 
-def timed(function: Callable[[], Any]) -> float:
-    """Seconds one call takes, after the previous writes reached the disk (so that no side's ``fsync``
-    waits for another's data) and a pause."""
+def timed(function: Callable[[], Any]) -> tuple[float, float]:
+    """Seconds one call takes and the CPU seconds it uses (all threads), after the previous writes
+    reached the disk (so that no side's ``fsync`` waits for another's data) and a pause."""
     gc.collect()
     os.sync()
     time.sleep(PAUSE_S)
+    cpu = time.process_time()
     start = time.perf_counter()
     result = function()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     del result
-    return elapsed
+    return elapsed, cpu
 
 
-def measure_times(sides: list[Library], rounds: int) -> dict[str, dict[str, list[float]]]:
-    """Save and load seconds per library, one sample per round."""
-    saves: dict[str, list[float]] = {side.name: [] for side in sides}
-    loads: dict[str, list[float]] = {side.name: [] for side in sides}
+Samples = dict[str, dict[str, list[float]]]
+
+
+def measure_times(sides: list[Library], rounds: int) -> tuple[Samples, Samples]:
+    """Save and load seconds per library, one sample per round, and the CPU seconds of each."""
+    wall: Samples = {side.name: {"save": [], "load": []} for side in sides}
+    cpu: Samples = {side.name: {"save": [], "load": []} for side in sides}
     for round_index in range(rounds):
         order = sides[round_index % len(sides) :] + sides[: round_index % len(sides)]
         for side in order:
             side.path.unlink(missing_ok=True)
-            saves[side.name].append(timed(side.save))
+            elapsed, used = timed(side.save)
+            wall[side.name]["save"].append(elapsed)
+            cpu[side.name]["save"].append(used)
         for side in order:
-            loads[side.name].append(timed(side.load))
-    return {side.name: {"save": saves[side.name], "load": loads[side.name]} for side in sides}
+            if side.load is not None:
+                elapsed, used = timed(side.load)
+                wall[side.name]["load"].append(elapsed)
+                cpu[side.name]["load"].append(used)
+    return wall, cpu
+
+
+def paired_ratio(ours: list[float], theirs: list[float]) -> float:
+    """The median of the rounds' ratios (each round's two samples were taken close together)."""
+    return statistics.median(a / b for a, b in zip(ours, theirs))
 
 
 _MEMORY_CHILD = r"""
@@ -194,7 +230,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds (noisier), a 1-epoch guide model")
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--guide-epochs", type=int, default=10, help="0: no guide model row")
     parser.add_argument("--folder", type=Path, help="where the files go (default: a temporary folder)")
     args = parser.parse_args()
@@ -208,13 +244,15 @@ def main() -> None:
         print(f"model: {sum(a.size for a in arrays.values()) / 1e6:.1f}M f32 values, {size / 1e6:.0f} MB, "
               f"{len(arrays)} tensors; {rounds} rounds")  # fmt: skip
         sides = libraries(arrays, folder)
-        samples = measure_times(sides, rounds)
+        samples, cpu = measure_times(sides, rounds)
         targets = {
             "safetensors": ("<= 1.2x", "<= 1.0x"),
             "safetensors + fsync": ("-", "-"),
             "torch": ("-", "-"),
         }
-        times = {name: {op: statistics.median(v) for op, v in ops.items()} for name, ops in samples.items()}
+        times = {
+            name: {op: statistics.median(v) for op, v in ops.items() if v} for name, ops in samples.items()
+        }
         ours, fast = times["burn-record NamedMpk"], times["burn-record durable=False"]
         rows = []
         for reference, (save_target, load_target) in targets.items():
@@ -224,10 +262,22 @@ def main() -> None:
         rows.append(
             Row("save, durable=False", fast["save"], times["safetensors"]["save"], "safetensors", "-")
         )
+        floor = times["os.write + fsync"]["save"]
+        rows.append(Row("os.write + fsync (floor)", floor, times["safetensors"]["save"], "safetensors", "-"))
         print_table("Save and load, NamedMpkFileRecorder (full precision), medians", rows)
+        print("\nmedian of the per-round ratios, and median CPU seconds (process_time, all threads):")
+        reference = samples["safetensors"]
+        for name, ops in samples.items():
+            line = []
+            for op, values in ops.items():
+                if values:
+                    ratio = paired_ratio(values, reference[op])
+                    used = statistics.median(cpu[name][op])
+                    line.append(f"{op} {ratio:5.2f}x st, cpu {used * 1e3:4.0f} ms")
+            print(f"  {name:<26} {';  '.join(line)}")
         print("spread over the rounds (fastest - slowest, ms):")
         for name, ops in samples.items():
-            spread = ", ".join(f"{op} {min(v) * 1e3:.0f} - {max(v) * 1e3:.0f}" for op, v in ops.items())
+            spread = ", ".join(f"{op} {min(v) * 1e3:.0f} - {max(v) * 1e3:.0f}" for op, v in ops.items() if v)
             print(f"  {name:<26} {spread}")
         del arrays, sides
         gc.collect()

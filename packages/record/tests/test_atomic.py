@@ -8,14 +8,18 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from _record_support import FILE_RECORDERS
 
 from burn_backend import TensorData
-from burn_record import HalfPrecisionSettings, NamedMpkFileRecorder, PrecisionError
+from burn_record import HalfPrecisionSettings, NamedMpkFileRecorder, PrecisionError, _checksum, _write
+from burn_record._atomic import atomic_write
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill test forks (POSIX)")
 
@@ -132,3 +136,59 @@ def test_durable_saves_fsync_the_file_and_its_folder(tmp_path: Path, monkeypatch
     assert calls == []
     assert fast.load(tmp_path / "m") == {"x": 2}
     assert [p.name for p in tmp_path.iterdir()] == ["m.mpk"]
+
+
+def test_writes_of_every_size_land_in_order(tmp_path: Path) -> None:
+    """Small writes are gathered, large ones written from their memory in steps (the disk being asked to
+    start writing as they go): the file holds exactly what was written, in order."""
+    rng = np.random.default_rng(3)
+    pieces: list[Any] = []
+    for size in (0, 3, 70_000, 1, 20 << 20, 65_535, 65_536, 9 << 20, 5, (8 << 20) + 1, 2):
+        data = rng.integers(0, 256, size, dtype=np.uint8)
+        pieces.append([bytes(data), bytearray(data), data.data, data.view(np.uint8)][size % 4])
+    pieces.append(np.arange(300_000, dtype=np.float32).data)  # a typed buffer: written as its bytes
+    path = tmp_path / "out.bin"
+    with atomic_write(path) as file:
+        for piece in pieces:
+            before = file.tell()
+            assert file.write(piece) == memoryview(piece).nbytes
+            assert file.tell() == before + memoryview(piece).nbytes
+    assert path.read_bytes() == b"".join(memoryview(piece).cast("B").tobytes() for piece in pieces)
+    assert not [t for t in threading.enumerate() if t.name == "burn-record-writeback"]
+
+
+def test_a_failing_write_stops_the_writeback_and_removes_the_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "out.bin"
+
+    def fail_midway() -> None:
+        with atomic_write(path) as file:
+            file.write(bytes(20 << 20))
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        fail_midway()
+    assert list(tmp_path.iterdir()) == []
+    assert not [t for t in threading.enumerate() if t.name == "burn-record-writeback"]
+
+
+def test_converted_tensors_checksummed_on_workers_round_trip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half precision converts each tensor; large ones are checksummed on worker threads while written,
+    with few converted copies kept waiting (a small bound here, so that the wait is exercised)."""
+    monkeypatch.setattr(_write, "_HELD", 1 << 20)
+    rng = np.random.default_rng(4)
+    record = {f"w{i}": TensorData(rng.standard_normal(700_000 + i).astype(np.float32)) for i in range(6)}
+    recorder = NamedMpkFileRecorder(HalfPrecisionSettings())
+    loaded = recorder.load(recorder.save(record, tmp_path / "m"))
+    for name, tensor in record.items():
+        expected = tensor.to_numpy().astype(np.float16)
+        assert np.array_equal(loaded[name].to_numpy().astype(np.float16), expected)
+
+
+def test_the_checksum_is_zlibs_crc32() -> None:
+    """The tensors' checksum is zlib's CRC-32 whichever implementation computes it (zlib-ng's when
+    installed), so files are the same either way."""
+    data = np.random.default_rng(5).integers(0, 256, 3_000_001, dtype=np.uint8)
+    assert _checksum.crc32(data.data) == zlib.crc32(data.data)
+    assert _checksum.crc32(data.data[7:], 99) == zlib.crc32(data.data[7:], 99)

@@ -5,6 +5,12 @@ backend to compile. A block is plain, frozen, hashable data: the dtypes and shap
 steps (each an entry of the element-wise op table applied to earlier values and scalars) and which
 values leave it. Values are numbered: the inputs first (``0 .. len(inputs) - 1``), then one per step,
 in order, so a step's ``args`` always refer backward and a block is a straight-line program.
+
+An optional extension, for compilers that define the second hook ``compile_fused`` (``FUSED_HOOK``):
+``ReduceBlock`` (element-wise steps and ``ReduceStep``s along one dim: softmax, layer norm),
+``MatmulBlock`` (a matmul and an element-wise epilogue) and ``CastStep`` (a cast inside a block; an
+element-wise block holding one goes to ``compile_fused`` too). ``run_fused_op_by_op`` runs any of them
+op by op. Backends without the hook never see them.
 """
 
 from __future__ import annotations
@@ -69,6 +75,43 @@ class ElementwiseStep:
 
 
 @dataclass(frozen=True)
+class CastStep(ElementwiseStep):
+    """A cast of one value to ``dtype`` (``getattr(backend, op)(value, dtype)``): a step of a block
+    that is no entry of the table.
+
+    A block holding one is handed to the ``compile_fused`` hook (see ``FUSED_HOOK``), never to
+    ``compile_elementwise``, so compilers written before casts existed never see one.
+
+    Attributes:
+        op: a name of ``CAST_OPS``.
+        args: the value it converts, by number (one).
+        dtype: the dtype of the result.
+
+    Example:
+        >>> CastStep("float_cast", (0,), dtype=DType.F64).dtype
+        DType.F64
+    """
+
+    dtype: DType = DType.F32
+
+    @property
+    def entry(self) -> ElementwiseOp:
+        """A cast has no table entry."""
+        raise ValueError(f"{self.op} is a cast, not an entry of ELEMENTWISE_OPS")
+
+
+CAST_OPS: dict[str, tuple[Kind, Kind]] = {
+    "float_cast": (Kind.FLOAT, Kind.FLOAT),
+    "float_into_int": (Kind.FLOAT, Kind.INT),
+    "int_cast": (Kind.INT, Kind.INT),
+    "int_into_float": (Kind.INT, Kind.FLOAT),
+    "bool_into_float": (Kind.BOOL, Kind.FLOAT),
+    "bool_into_int": (Kind.BOOL, Kind.INT),
+}
+"""The casts a block may hold (interface name -> the kinds it converts between)."""
+
+
+@dataclass(frozen=True)
 class ElementwiseBlock:
     """A straight-line program of element-wise ops: what a decorator hands its inner backend to
     compile through ``Backend.compile_elementwise``.
@@ -102,6 +145,11 @@ class ElementwiseBlock:
     values: tuple[TensorSpec, ...] = field(init=False, repr=False, compare=False)
     """The dtype and shape of every value: the inputs, then one per step."""
 
+    @property
+    def has_casts(self) -> bool:
+        """Whether a step is a ``CastStep`` (the block then goes to the ``compile_fused`` hook)."""
+        return any(isinstance(step, CastStep) for step in self.steps)
+
     def __post_init__(self) -> None:
         values = list(self.inputs)
         for index, step in enumerate(self.steps):
@@ -122,8 +170,43 @@ class ElementwiseBlock:
     def key(self) -> tuple[Any, ...]:
         """The block with its scalar values left out: plans read scalars when called, so one plan
         serves every block of the same key (a cache of compiled plans is keyed by it)."""
-        steps = tuple((step.op, step.args, len(step.scalars)) for step in self.steps)
+        steps = tuple(
+            (step.op, step.args, step.dtype if isinstance(step, CastStep) else len(step.scalars))
+            for step in self.steps
+        )
         return (self.inputs, steps, self.outputs)
+
+    def loop_layout(self) -> tuple[tuple[int, ...], list[tuple[bool, ...]]] | None:
+        """How a compiler walks the outputs: their shape with size-1 dims dropped and neighbouring dims
+        of the same broadcast pattern merged (at least one dim), and for each input whether it spans each
+        of those dims (False: it is broadcast along it). ``None`` where the outputs differ in shape.
+
+        Example:
+            A ``[64, 128, 28, 28]`` chain with a per-channel ``[1, 128, 1, 1]`` operand is a loop over
+            ``[64, 128, 784]``:
+
+            >>> x, c = TensorSpec(DType.F32, (64, 128, 28, 28)), TensorSpec(DType.F32, (1, 128, 1, 1))
+            >>> ElementwiseBlock((x, c), (ElementwiseStep("float_mul", (0, 1)),), (2,)).loop_layout()
+            ((64, 128, 784), [(True, True, True), (False, True, False)])
+        """
+        shapes = {self.values[ref].shape for ref in self.outputs}
+        if len(shapes) != 1:
+            return None
+        (shape,) = shapes
+        sizes: list[int] = []
+        patterns: list[tuple[bool, ...]] = []
+        for d, size in enumerate(shape):
+            if size == 1:
+                continue
+            pattern = tuple(spec.shape[d] != 1 for spec in self.inputs)
+            if patterns and patterns[-1] == pattern:
+                sizes[-1] *= size
+            else:
+                sizes.append(size)
+                patterns.append(pattern)
+        if not sizes:
+            sizes, patterns = [1], [tuple(True for _ in self.inputs)]
+        return tuple(sizes), [tuple(pattern[i] for pattern in patterns) for i in range(len(self.inputs))]
 
 
 def run_op_by_op(
@@ -144,6 +227,9 @@ def run_op_by_op(
     values = list(inputs)
     given = iter(scalars)
     for step in block.steps:
+        if isinstance(step, CastStep):
+            values.append(getattr(backend, step.op)(values[step.args[0]], step.dtype))
+            continue
         operands = [values[ref] for ref in step.args] + [next(given) for _ in step.scalars]
         values.append(getattr(backend, step.op)(*operands))
     return [values[ref] for ref in block.outputs]
@@ -151,6 +237,18 @@ def run_op_by_op(
 
 def _result(step: ElementwiseStep, values: list[TensorSpec], where: str) -> TensorSpec:
     """The spec of ``step``'s result, or a ValueError naming what is wrong."""
+    if isinstance(step, CastStep):
+        kinds = CAST_OPS.get(step.op)
+        if kinds is None or len(step.args) != 1 or step.scalars:
+            raise ValueError(f"{where}: not a cast of CAST_OPS on one value")
+        if not 0 <= step.args[0] < len(values):
+            raise ValueError(f"{where}: value {step.args[0]} is not made before it")
+        spec = values[step.args[0]]
+        if spec.kind is not kinds[0] or step.dtype.kind is not kinds[1]:
+            raise ValueError(
+                f"{where}: converts {kinds[0]!r} to {kinds[1]!r}, got {spec.dtype} to {step.dtype}"
+            )
+        return TensorSpec(step.dtype, spec.shape)
     op = ELEMENTWISE_OPS.get(step.op)
     if op is None:
         raise ValueError(f"{where}: not an op of ELEMENTWISE_OPS")
@@ -181,3 +279,173 @@ def _result(step: ElementwiseStep, values: list[TensorSpec], where: str) -> Tens
             raise ValueError(f"{where}: shapes {[spec.shape for spec in operands]} do not broadcast")
         shape.append(grown.pop() if grown else 1)
     return TensorSpec(DType.BOOL if op.bool_result else operands[0].dtype, tuple(shape))
+
+
+# -- blocks around an anchor: reductions and matmuls ------------------------------------------------
+# An extension of the IR, used only by compilers that ask for it: a backend that compiles these blocks
+# defines ``compile_fused(block, device)`` (the name in ``FUSED_HOOK``), beside ``compile_elementwise``,
+# with the same contract (a plan, or ``None``: run the block op by op with ``run_fused_op_by_op``).
+# Backends without it are never handed such a block, so existing compilers are unaffected.
+
+
+class GivenUp(list[Any]):
+    """The inputs of a plan call whose caller gives them up: ``plan(GivenUp(inputs), scalars)``.
+
+    A plan may write its outputs into an input array of such a list that nothing else references (the
+    caller keeps no other reference to it, and the list is not read after the call). Called with a
+    plain list (or any other sequence), a plan never overwrites its inputs.
+    """
+
+
+FUSED_HOOK = "compile_fused"
+"""The name of the optional compile hook for ``ReduceBlock`` and ``MatmulBlock``."""
+
+REDUCE_OPS: dict[str, str] = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
+"""The reductions a ``ReduceBlock`` may hold (interface name -> what it computes along the block's dim)."""
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """A reduction of one value along the block's ``dim`` (kept with size 1).
+
+    Attributes:
+        op: a name of ``REDUCE_OPS`` (``"float_sum_dim"``).
+        args: the value it reduces, by number (one).
+    """
+
+    op: str
+    args: tuple[int, ...]
+    scalars: tuple[Scalar, ...] = ()
+    """Always empty (the dim is the block's): here so that every step has the same attributes."""
+
+
+@dataclass(frozen=True)
+class ReduceBlock:
+    """A straight-line program of element-wise ops and reductions along one dim: softmax, log-softmax,
+    layer norm, or any reduction with an element-wise prologue and epilogue.
+
+    Every value is either of the block's full shape ``F`` (the shape of what is reduced) or of ``F``
+    with ``dim`` of size 1 (a reduced value); inputs broadcast to one of those.
+
+    Attributes:
+        inputs: the dtype and shape of each input tensor.
+        steps: ``ElementwiseStep`` or ``ReduceStep``, in order; step ``i`` makes value
+            ``len(inputs) + i``.
+        outputs: the values the block returns, by number.
+        dim: the dim every ``ReduceStep`` reduces.
+
+    Raises:
+        ValueError: a step breaks the rules of ``ElementwiseBlock``, or a reduction is not of
+            ``REDUCE_OPS``, not of a float value, or its dim is out of range.
+    """
+
+    inputs: tuple[TensorSpec, ...]
+    steps: tuple[ElementwiseStep | ReduceStep, ...]
+    outputs: tuple[int, ...]
+    dim: int
+    values: tuple[TensorSpec, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        values = list(self.inputs)
+        for index, step in enumerate(self.steps):
+            where = f"step {index} ({step.op})"
+            if isinstance(step, ReduceStep):
+                if step.op not in REDUCE_OPS or len(step.args) != 1 or step.scalars:
+                    raise ValueError(f"{where}: not a reduction of REDUCE_OPS on one value")
+                if not 0 <= step.args[0] < len(values):
+                    raise ValueError(f"{where}: value {step.args[0]} is not made before it")
+                spec = values[step.args[0]]
+                if spec.kind is not Kind.FLOAT or not 0 <= self.dim < len(spec.shape):
+                    raise ValueError(f"{where}: reduces a float value along one of its dims, got {spec}")
+                shape = list(spec.shape)
+                shape[self.dim] = 1
+                values.append(TensorSpec(spec.dtype, tuple(shape)))
+            else:
+                values.append(_result(step, values, where))
+        if not self.outputs or any(not 0 <= ref < len(values) for ref in self.outputs):
+            raise ValueError(f"outputs {self.outputs}: the block has values 0 .. {len(values) - 1}")
+        object.__setattr__(self, "values", tuple(values))
+
+    @property
+    def scalars(self) -> tuple[Scalar, ...]:
+        """Every step's scalars, in step order: what a plan receives as ``scalars``."""
+        return tuple(value for step in self.steps for value in step.scalars)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The block without its scalar values (see ``ElementwiseBlock.key``)."""
+        steps = tuple(
+            (type(step).__name__, step.op, step.args, getattr(step, "dtype", None), len(step.scalars))
+            for step in self.steps
+        )
+        return ("reduce", self.inputs, steps, self.outputs, self.dim)
+
+
+@dataclass(frozen=True)
+class MatmulBlock:
+    """A matrix product with an element-wise epilogue (a bias, an activation).
+
+    The plan's inputs are ``lhs``, ``rhs``, then the epilogue's inputs after its first (value 0 of the
+    epilogue is the product); its scalars are the epilogue's.
+
+    Attributes:
+        lhs, rhs: the operands (float, one dtype, one rank of at least 2).
+        epilogue: the element-wise ops on the product.
+
+    Raises:
+        ValueError: the operands do not multiply, or the epilogue's first input is not the product.
+    """
+
+    lhs: TensorSpec
+    rhs: TensorSpec
+    epilogue: ElementwiseBlock
+
+    def __post_init__(self) -> None:
+        lhs, rhs = self.lhs, self.rhs
+        if (
+            lhs.dtype != rhs.dtype
+            or lhs.kind is not Kind.FLOAT
+            or len(lhs.shape) != len(rhs.shape)
+            or len(lhs.shape) < 2
+            or lhs.shape[-1] != rhs.shape[-2]
+            or lhs.shape[:-2] != rhs.shape[:-2]
+        ):
+            raise ValueError(f"matmul of {lhs} and {rhs}: not float operands of one dtype that multiply")
+        product = TensorSpec(lhs.dtype, (*lhs.shape[:-1], rhs.shape[-1]))
+        if not self.epilogue.inputs or self.epilogue.inputs[0] != product:
+            raise ValueError(f"the epilogue's first input must be the product {product}")
+
+    @property
+    def scalars(self) -> tuple[Scalar, ...]:
+        """The epilogue's scalars."""
+        return self.epilogue.scalars
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The block without its scalar values (see ``ElementwiseBlock.key``)."""
+        return ("matmul", self.lhs, self.rhs, self.epilogue.key)
+
+
+FusedBlock = ElementwiseBlock | ReduceBlock | MatmulBlock
+
+
+def run_fused_op_by_op(
+    backend: Backend, block: FusedBlock, inputs: Sequence[Any], scalars: Sequence[Scalar]
+) -> list[Any]:
+    """Run any block one op at a time on ``backend`` (``run_op_by_op`` for every kind of block)."""
+    if isinstance(block, MatmulBlock):
+        product = backend.float_matmul(inputs[0], inputs[1])
+        return run_op_by_op(backend, block.epilogue, [product, *inputs[2:]], scalars)
+    if isinstance(block, ElementwiseBlock):
+        return run_op_by_op(backend, block, inputs, scalars)
+    values = list(inputs)
+    given = iter(scalars)
+    for step in block.steps:
+        if isinstance(step, ReduceStep):
+            values.append(getattr(backend, step.op)(values[step.args[0]], block.dim))
+        elif isinstance(step, CastStep):
+            values.append(getattr(backend, step.op)(values[step.args[0]], step.dtype))
+        else:
+            operands = [values[ref] for ref in step.args] + [next(given) for _ in step.scalars]
+            values.append(getattr(backend, step.op)(*operands))
+    return [values[ref] for ref in block.outputs]

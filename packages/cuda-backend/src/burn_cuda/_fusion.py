@@ -69,28 +69,6 @@ _lock = threading.Lock()
 _kernels: dict[str, Any] = {}
 
 
-def _layout(block: ElementwiseBlock) -> tuple[tuple[int, ...], list[tuple[bool, ...]]] | None:
-    """The output shape with size-1 dims dropped and same-pattern neighbours merged, and for each
-    input whether it spans each of those dims (False: broadcast); ``None`` if the outputs differ."""
-    shapes = {block.values[ref].shape for ref in block.outputs}
-    if len(shapes) != 1:
-        return None
-    (shape,) = shapes
-    sizes: list[int] = []
-    patterns: list[tuple[bool, ...]] = []
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        pattern = tuple(spec.shape[d] != 1 for spec in block.inputs)
-        if patterns and patterns[-1] == pattern:
-            sizes[-1] *= size
-        else:
-            sizes.append(size)
-            patterns.append(pattern)
-    flags = [tuple(pattern[i] for pattern in patterns) for i in range(len(block.inputs))]
-    return tuple(sizes), flags
-
-
 def _literal(dtype: DType) -> Any:
     suffix = "f" if _COMPUTE[dtype] == "float" else ""
 
@@ -239,7 +217,7 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
     compiler leaves to the ops one by one (int, u64 or bf16 values, outputs of different shapes)."""
     if not _supported(block):
         return None
-    layout = _layout(block)
+    layout = block.loop_layout()
     if layout is None:
         return None
     sizes, flags = layout

@@ -6,14 +6,19 @@ import inspect
 import threading
 import weakref
 from collections.abc import Callable, Mapping
+from threading import get_ident
 from typing import Any, ClassVar
 
-from burn_backend import AutodiffBackend, Backend, Device, DType
+from burn_backend import ActivationOps, AutodiffBackend, Backend, Device, DType
+from burn_backend._fusion_ir import CAST_OPS
 from burn_backend.kit import ELEMENTWISE_OPS, BackendDecorator, ElementwiseOp, interface_methods
 
 from ._executor import Executor, compile_after_default
 from ._stream import PendingOp, Stream
 from ._tensor import FusionTensor, Node
+
+# the casts recorded lazily (float -> int is not: out-of-range values convert differently in a kernel)
+_CASTS = {name: kinds for name, kinds in CAST_OPS.items() if name != "float_into_int"}
 
 FUSION_EXCLUSIONS: Mapping[str, str] = {
     "autodiff/test_grad_activation.py::test_balanced_checkpointing_recomputes_the_same_gradients": (
@@ -39,10 +44,12 @@ class Fusion(BackendDecorator):
     comparisons, activations and their backward ops, with broadcasting and scalar forms) is recorded in
     a stream, one per device and per thread, and returns at once a ``FusionTensor`` whose shape and
     dtype are known. The stream runs when a value is read (any op that is not deferred reads its
-    inputs), when a tensor is used by another thread's stream, when it is full, or on ``sync``. The
-    executor groups the live results by shape into blocks compiled by the inner backend's
-    ``compile_elementwise`` (numba on NdArray), cached by relative signature; results that no tensor
-    references any more are never written. Every other op runs on the inner backend as it comes.
+    inputs), when a tensor is used by another thread's stream, when it is full, or on ``sync``. Casts,
+    ``sum_dim`` / ``mean_dim`` / ``max_dim``, ``matmul`` and the softmax family are recorded too. The
+    executor groups the needed ops into element-wise, reduce and matmul blocks compiled by the inner
+    backend's ``compile_elementwise`` / ``compile_fused`` (numba on NdArray), cached by relative
+    signature; results that no tensor references any more are never written, and inputs read for the
+    last time may be overwritten. Every other op runs on the inner backend as it comes.
 
     Args:
         inner: the backend that computes (not an autodiff backend: ``Autodiff(Fusion(inner))``).
@@ -148,15 +155,17 @@ class Fusion(BackendDecorator):
         rejected = _REJECTED_SCALARS.get(op.name)
         if type(first) is not FusionTensor or (rejected is not None and rejected(scalars)):
             return self._eager(op.name, tensors, scalars)
-        stream = self.stream(self.device_of(first))
+        stream = first.node.stream
+        if type(stream) is not Stream or stream.thread != get_ident() or stream.executor is not self.executor:
+            stream = self.stream(self.device_of(first))
         shape = first.shape
         nodes = []
         for tensor in tensors:
             if type(tensor) is not FusionTensor:
                 return self._eager(op.name, tensors, scalars)
             node = tensor.node
-            if node.value is None and node.stream is not stream:
-                tensor.materialize()  # made by another thread's stream: computed there first
+            if node.stream is not stream:
+                _claim(node, tensor, stream)
             other = tensor.shape
             if other != shape:
                 if len(other) != len(shape) or not op.broadcasts:
@@ -174,9 +183,114 @@ class Fusion(BackendDecorator):
         stream.record(PendingOp(op.name, tuple(nodes), scalars, out))
         return result
 
+    def _pending(
+        self,
+        name: str,
+        tensors: tuple[FusionTensor, ...],
+        scalars: tuple[Any, ...],
+        shape: tuple[int, ...],
+        key: Any,
+        dtype: DType | None = None,
+    ) -> Any:
+        """Record a reduction, a matmul or a cast (of tensors of this backend, checked by the caller)."""
+        first = tensors[0]
+        stream = first.node.stream
+        if type(stream) is not Stream or stream.thread != get_ident() or stream.executor is not self.executor:
+            stream = self.stream(self.device_of(first))
+        nodes = []
+        for tensor in tensors:
+            node = tensor.node
+            if node.stream is not stream:
+                _claim(node, tensor, stream)
+            nodes.append(node)
+        out = Node(shape, first.dtype if dtype is None else dtype, None, stream)
+        result = FusionTensor(out, stream.device)
+        stream.record(PendingOp(name, tuple(nodes), scalars, out, key))
+        return result
+
+    def _reduce(self, name: str, tensor: Any, dim: int) -> Any:
+        if type(tensor) is not FusionTensor or not tensor.dtype.is_float or isinstance(dim, bool):
+            return self._eager(name, (tensor,), (dim,))
+        shape = tensor.shape
+        rank = len(shape)
+        if not -rank <= dim < rank or 0 in shape:
+            return self._eager(name, (tensor,), (dim,))
+        dim = int(dim) % rank
+        return self._pending(name, (tensor,), (dim,), (*shape[:dim], 1, *shape[dim + 1 :]), (dim,))
+
+    def float_sum_dim(self, tensor: Any, dim: int) -> Any:
+        return self._reduce("float_sum_dim", tensor, dim)
+
+    def float_mean_dim(self, tensor: Any, dim: int) -> Any:
+        return self._reduce("float_mean_dim", tensor, dim)
+
+    def float_max_dim(self, tensor: Any, dim: int) -> Any:
+        return self._reduce("float_max_dim", tensor, dim)
+
+    def float_matmul(self, lhs: Any, rhs: Any) -> Any:
+        if type(lhs) is FusionTensor and type(rhs) is FusionTensor:
+            a, b = lhs.shape, rhs.shape
+            if (
+                lhs.dtype == rhs.dtype
+                and lhs.dtype.is_float
+                and len(a) == len(b) >= 2
+                and a[:-2] == b[:-2]
+                and a[-1] == b[-2]
+            ):
+                return self._pending("float_matmul", (lhs, rhs), (), (*a[:-1], b[-1]), 0)
+        return self._eager("float_matmul", (lhs, rhs), ())
+
+    def _cast(self, name: str, tensor: Any, dtype: DType) -> Any:
+        kinds = _CASTS[name]
+        if (
+            type(tensor) is FusionTensor
+            and isinstance(dtype, DType)
+            and tensor.dtype.kind is kinds[0]
+            and dtype.kind is kinds[1]
+        ):
+            return self._pending(name, (tensor,), (dtype,), tensor.shape, ("cast", dtype), dtype)
+        return self._eager(name, (tensor,), (dtype,))
+
+    def float_cast(self, tensor: Any, dtype: DType) -> Any:
+        return self._cast("float_cast", tensor, dtype)
+
+    def int_cast(self, tensor: Any, dtype: DType) -> Any:
+        return self._cast("int_cast", tensor, dtype)
+
+    def int_into_float(self, tensor: Any, dtype: DType) -> Any:
+        return self._cast("int_into_float", tensor, dtype)
+
+    def bool_into_float(self, tensor: Any, dtype: DType) -> Any:
+        return self._cast("bool_into_float", tensor, dtype)
+
+    def bool_into_int(self, tensor: Any, dtype: DType) -> Any:
+        return self._cast("bool_into_int", tensor, dtype)
+
+    # frequent ops that run at once, without the generic delegation's argument walk
+    def float_into_data(self, tensor: Any) -> Any:
+        return self._inner.float_into_data(self.unwrap(tensor))
+
+    def float_transpose(self, tensor: Any) -> Any:
+        return self.wrap(self._inner.float_transpose(self.unwrap(tensor)))
+
+    def float_swap_dims(self, tensor: Any, dim1: int, dim2: int) -> Any:
+        return self.wrap(self._inner.float_swap_dims(self.unwrap(tensor), dim1, dim2))
+
     def _eager(self, name: str, tensors: tuple[Any, ...], scalars: tuple[Any, ...]) -> Any:
         unwrap = self.unwrap
         return self.wrap(getattr(self._inner, name)(*(unwrap(t) for t in tensors), *scalars))
+
+
+def _claim(node: Node, tensor: FusionTensor, stream: Stream) -> None:
+    """``tensor`` (not of ``stream``) is read by an op of ``stream``: a computed value nobody's stream
+    claimed becomes this stream's; a value of another stream is computed there first and marked
+    shared (no stream may then overwrite it in place)."""
+    if node.stream is None:
+        node.stream = stream
+    else:
+        node.shared = True
+        if node.value is None:
+            tensor.materialize()
 
 
 def _deferred(op: ElementwiseOp, interface: Callable[..., Any]) -> Callable[..., Any]:
@@ -201,3 +315,9 @@ for _name, _interface in interface_methods().items():
     _entry = ELEMENTWISE_OPS.get(_name)
     if _entry is not None:
         setattr(Fusion, _name, _deferred(_entry, _interface))
+
+
+# the softmax family as the interface composes it (max, sub, exp, sum, div): recorded op by op, fused
+# into one reduce block, where the inner backend's own would run at once
+Fusion.softmax = ActivationOps.softmax  # type: ignore[method-assign]
+Fusion.log_softmax = ActivationOps.log_softmax  # type: ignore[method-assign]

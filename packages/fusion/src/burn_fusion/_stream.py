@@ -17,16 +17,22 @@ pending ops keep alive (their inputs) and the size of a signature."""
 
 
 class PendingOp:
-    """One recorded op: an element-wise op of the table on values of the stream (``args``), with its
-    scalars, making ``out``."""
+    """One recorded op: an op (element-wise, cast, reduction, matmul) on values of the stream
+    (``args``), with its scalars (the interface's arguments after the tensors), making ``out``.
 
-    __slots__ = ("args", "name", "out", "scalars")
+    ``key`` is what the relative signature keeps of the scalars: their number, or for ops whose scalars
+    shape the plan (a reduction's dim, a cast's dtype) a value naming them."""
 
-    def __init__(self, name: str, args: tuple[Node, ...], scalars: tuple[Any, ...], out: Node) -> None:
+    __slots__ = ("args", "key", "name", "out", "scalars")
+
+    def __init__(
+        self, name: str, args: tuple[Node, ...], scalars: tuple[Any, ...], out: Node, key: Any = None
+    ) -> None:
         self.name = name
         self.args = args
         self.scalars = scalars
         self.out = out
+        self.key = len(scalars) if key is None else key
 
 
 class Stream:
@@ -48,6 +54,8 @@ class Stream:
         self.inner_device = inner_device
         self.ops: list[PendingOp] = []
         self.lock = threading.Lock()
+        self.thread = threading.get_ident()
+        """The thread that records into it."""
 
     def record(self, op: PendingOp) -> None:
         """Queue ``op``; run the queue when it is full."""

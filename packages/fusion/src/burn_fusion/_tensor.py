@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Node:
     """One value of a stream: computed (``value`` is the inner primitive) or pending on ``stream``."""
 
-    __slots__ = ("dtype", "handle", "shape", "stream", "value")
+    __slots__ = ("dtype", "handle", "shape", "shared", "stream", "value")
 
     def __init__(self, shape: tuple[int, ...], dtype: DType, value: Any, stream: Stream | None) -> None:
         self.shape = shape
@@ -31,6 +31,8 @@ class Node:
         self.value = value
         self.stream = stream
         self.handle: weakref.ref[FusionTensor] | None = None
+        self.shared = False
+        """Whether an op of another stream read it (its value is then never given up for reuse)."""
 
     def alive(self) -> bool:
         """Whether a ``FusionTensor`` still refers to this value (it must then be materialized)."""

@@ -8,10 +8,11 @@ from typing import Any, cast
 import numpy as np
 
 from burn_backend import Device
+from burn_backend._fusion_ir import MatmulBlock, ReduceBlock
 from burn_backend.kit import ElementwiseBlock, ElementwisePlan
 
 from . import _numba
-from ._fusion import compile_block
+from ._fusion import compile_block, compile_matmul, compile_reduce
 from ._ops.activation import ActivationOps
 
 Array = Any
@@ -57,3 +58,14 @@ class NumbaOps(ActivationOps):
 
     def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
         return compile_block(self, block)  # type: ignore[arg-type]
+
+    def compile_fused(
+        self, block: ElementwiseBlock | ReduceBlock | MatmulBlock, device: Device
+    ) -> ElementwisePlan | None:
+        """The fusion hook for blocks around a reduction or a matmul, and blocks with casts
+        (``burn_backend._fusion_ir``)."""
+        if isinstance(block, ElementwiseBlock):
+            return compile_block(self, block)  # type: ignore[arg-type]
+        if isinstance(block, ReduceBlock):
+            return compile_reduce(self, block)  # type: ignore[arg-type]
+        return compile_matmul(self, block)  # type: ignore[arg-type]

@@ -5,17 +5,21 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import queue
 import secrets
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = ["DurableFile", "atomic_write", "temporary_name"]
 
-_BUFFER = 1 << 20
-_WRITEBACK_STEP = 16 << 20
+_SMALL = 64 << 10  # writes shorter than this are gathered and written with the next large one
+_STEP = 8 << 20  # the most bytes handed to the operating system per write call
+_WRITEBACK_STEP = 8 << 20  # how often the disk is asked to start writing
 _SYNC_FILE_RANGE_WRITE = 2
+_HAS_WRITEV = hasattr(os, "writev")  # not on Windows
 
 
 def _sync_file_range() -> Any:
@@ -34,46 +38,109 @@ def _sync_file_range() -> Any:
 _start_writeback = _sync_file_range()
 
 
+class _Writeback:
+    """A thread that asks the disk to start writing ranges of a file as they are written (Linux's
+    ``sync_file_range``, which releases the GIL): the file system's block allocation and the submission
+    of the writes happen there, beside the thread producing the data, and the ``fsync`` ending the save
+    finds most of the data on disk already. Its requests are hints: an error is left for ``fsync``."""
+
+    def __init__(self, descriptor: int, function: Any) -> None:
+        self._descriptor = descriptor
+        self._function = function
+        self._ranges: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="burn-record-writeback", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._ranges.get()) is not None:
+            self._function(self._descriptor, item[0], item[1], _SYNC_FILE_RANGE_WRITE)
+
+    def request(self, start: int, length: int) -> None:
+        """Ask for ``length`` bytes from ``start`` to be written to the disk soon."""
+        self._ranges.put((start, length))
+
+    def close(self) -> None:
+        """Wait for the requests made so far (the descriptor must stay open until then)."""
+        self._ranges.put(None)
+        self._thread.join()
+
+
 class DurableFile:
-    """A binary file being written that asks the disk to start writing every few MiB as they are
-    written (Linux's ``sync_file_range``; elsewhere nothing), so that the ``fsync`` ending the save has
-    little left to wait for: the disk works while the data is still being produced.
+    """A binary file being written straight to its descriptor, with no buffer copy for large writes
+    (small ones are gathered and go with the next large one through ``os.writev``), that asks the disk
+    to start writing every few MiB as they are written (see ``_Writeback``; on other systems nothing),
+    so that the ``fsync`` ending the save has little left to wait for.
 
     Example:
         >>> with atomic_write(Path("weights.bin")) as file:
         ...     file.write(b"...")
     """
 
-    def __init__(self, file: Any, durable: bool = True) -> None:
-        self._file = file
-        self._descriptor = file.fileno()
-        self._position = 0
-        self._started = 0
-        self._writeback = _start_writeback if durable else None
+    def __init__(self, descriptor: int, durable: bool = True) -> None:
+        self._descriptor = descriptor
+        self._pending = bytearray()
+        self._position = 0  # bytes handed to the operating system
+        self._started = 0  # bytes the disk was asked to write
+        self._writeback: _Writeback | None = None
+        self._durable = durable and _start_writeback is not None
 
     def write(self, data: Any) -> int:
-        """Write ``data`` (any bytes-like object); returns its length."""
-        count: int = self._file.write(data)
-        self._position += count
-        if self._writeback is not None and self._position - self._started >= _WRITEBACK_STEP:
-            self._file.flush()
-            self._writeback(
-                self._descriptor, self._started, self._position - self._started, _SYNC_FILE_RANGE_WRITE
-            )
+        """Write ``data`` (any bytes-like object, C-contiguous); returns its length. Large objects are
+        written from their memory, not copied (they must not change until ``write`` returns)."""
+        view = memoryview(data)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        size = len(view)
+        if size < _SMALL:
+            self._pending += view
+            if len(self._pending) >= _SMALL:
+                self._write_all([])
+            return size
+        for start in range(0, size, _STEP):
+            self._write_all([view[start : start + _STEP]])
+        return size
+
+    def _write_all(self, parts: list[memoryview]) -> None:
+        if self._pending:
+            parts = [memoryview(self._pending), *parts]
+        left = sum(len(part) for part in parts)
+        while left:
+            if _HAS_WRITEV:
+                written = os.writev(self._descriptor, parts)
+            else:  # pragma: no cover (Windows)
+                written = os.write(self._descriptor, parts[0])
+            self._position += written
+            left -= written
+            while parts and written >= len(parts[0]):
+                written -= len(parts.pop(0))
+            if written:
+                parts[0] = parts[0][written:]
+        if self._pending:
+            self._pending = bytearray()
+        if self._durable and self._position - self._started >= _WRITEBACK_STEP:
+            if self._writeback is None:
+                self._writeback = _Writeback(self._descriptor, _start_writeback)
+            self._writeback.request(self._started, self._position - self._started)
             self._started = self._position
-        return count
 
     def tell(self) -> int:
         """The number of bytes written."""
-        return self._position
+        return self._position + len(self._pending)
 
     def flush(self) -> None:
-        """Hand the buffered bytes to the operating system."""
-        self._file.flush()
+        """Hand the gathered bytes to the operating system."""
+        if self._pending:
+            self._write_all([])
 
     def fileno(self) -> int:
         """The file descriptor."""
-        return int(self._descriptor)
+        return self._descriptor
+
+    def close(self) -> None:
+        """Stop asking for writeback (the descriptor stays open)."""
+        if self._writeback is not None:
+            self._writeback.close()
+            self._writeback = None
 
 
 def temporary_name(path: Path) -> Path:
@@ -103,13 +170,20 @@ def atomic_write(path: Path, durable: bool = True) -> Iterator[DurableFile]:
         if hasattr(os, "fchmod"):
             with contextlib.suppress(OSError):
                 os.fchmod(descriptor, os.stat(path).st_mode & 0o7777)
-        with open(descriptor, "wb", buffering=_BUFFER) as file:
-            yield DurableFile(file, durable)
+        file = DurableFile(descriptor, durable)
+        try:
+            yield file
             file.flush()
-            if durable:
-                os.fsync(file.fileno())
+        finally:
+            file.close()
+        if durable:
+            os.fsync(descriptor)
+        os.close(descriptor)
+        descriptor = -1
         os.replace(temporary, path)
     except BaseException:
+        if descriptor >= 0:
+            os.close(descriptor)
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise

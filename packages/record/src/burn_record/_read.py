@@ -27,6 +27,7 @@ import zstandard
 
 from burn_backend import DType, TensorData
 
+from ._checksum import crc32
 from ._errors import PrecisionError, RecordFileError, RecordLimits
 from ._format import (
     ALIGNMENT,
@@ -383,7 +384,7 @@ def _check_crcs(pieces: list[np.ndarray[Any, Any]], placed: list[_Placed], sourc
     pool = crc_pool()
     for piece in pieces:
         view = piece.data
-        pending.append(pool.submit(zlib.crc32, view) if piece.nbytes >= _PARALLEL_CRC else zlib.crc32(view))
+        pending.append(pool.submit(crc32, view) if piece.nbytes >= _PARALLEL_CRC else crc32(view))
     for result, (descriptor, path) in zip(pending, placed):
         crc = result if isinstance(result, int) else result.result()
         if crc != descriptor.crc32:

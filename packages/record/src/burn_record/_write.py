@@ -8,8 +8,9 @@ import os
 import sys
 import threading
 import zlib
+from collections import deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import msgpack
@@ -18,6 +19,7 @@ import zstandard
 
 from burn_backend import DType
 
+from ._checksum import crc32
 from ._format import (
     MAX_CHUNK,
     SHUFFLE_BLOCK,
@@ -35,7 +37,9 @@ from ._tree import BigInt, SavedTensor, TensorSlot, flatten, join
 __all__ = ["ZSTD_LEVEL", "crc_pool", "little_endian_bytes", "write_binary"]
 
 ZSTD_LEVEL = 3
-_PIECE = 256 << 10  # bytes checksummed then written at a time
+_PIECE = 256 << 10  # bytes checksummed then written at a time (compressed format)
+_PARALLEL_CRC = 1 << 20  # tensors from this size are checksummed on a worker thread while written
+_HELD = 64 << 20  # the most bytes of converted tensors kept for checksums still running
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -51,8 +55,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def crc_pool() -> ThreadPoolExecutor:
-    """The worker threads that check the checksums of large tensors while loading (zlib releases the
-    GIL)."""
+    """The worker threads that compute the checksums of large tensors while saving and loading (the
+    CRC-32 releases the GIL)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -85,7 +89,7 @@ class _Checksummed:
         step = SHUFFLE_BLOCK * self.itemsize if self.itemsize > 1 else _PIECE
         for start in range(0, len(self.data), step):
             piece = self.data[start : start + step]
-            self.crc32 = zlib.crc32(piece.data, self.crc32)
+            self.crc32 = crc32(piece.data, self.crc32)
             if self.itemsize == 1:
                 yield piece.data
             else:
@@ -151,7 +155,10 @@ def write_binary(
     if fmt.compressed:
         compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
         target = compressor.stream_writer(out, size=data_len, closefd=False)
-    crcs = _write_tensors(_Sink(target, chunk), tensors, stored, frames, shuffle)
+    if shuffle:
+        crcs = _write_tensors(_Sink(target, chunk), tensors, stored, frames, shuffle)
+    else:
+        crcs = _write_plain(target, tensors, stored, frames, chunk)
     if compressor is not None:
         target.flush(zstandard.FLUSH_FRAME)
     data_stored = out.tell() - start
@@ -191,3 +198,44 @@ def _write_tensors(
         crcs.append(pieces.crc32)
         del converted, data, pieces  # a converted tensor is freed before the next is converted
     return crcs
+
+
+def _write_plain(
+    out: Any, tensors: list[SavedTensor], stored: list[DType], frames: list[Frame], chunk: int
+) -> list[int]:
+    """Write every tensor's frame uncompressed, straight from the tensor's memory (no copy when it is
+    already in the stored dtype, little-endian and contiguous); their CRC-32s. A large tensor is
+    checksummed on a worker thread while it is written (``crc32`` releases the GIL), and converted
+    tensors waiting for their checksum are bounded (``_HELD`` bytes), so saving never holds a second
+    copy of the model."""
+    pool = crc_pool()
+    crcs: list[Future[int] | int] = []
+    held: deque[tuple[Future[int], int]] = deque()
+    held_bytes = 0
+    for tensor, dtype, placement in zip(tensors, stored, frames):
+        converted = convert_checked(tensor.array, dtype, f"save: entry {join(tensor.path)!r}")
+        data = little_endian_bytes(converted)
+        view = data.data
+        if data.nbytes >= _PARALLEL_CRC:
+            future = pool.submit(crc32, view)
+            crcs.append(future)
+            if not np.may_share_memory(data, tensor.array):  # a converted copy: bound how many wait
+                held.append((future, data.nbytes))
+                held_bytes += data.nbytes
+        else:
+            crcs.append(crc32(view))
+        size = data.nbytes
+        room = min(size, chunk)
+        head = b"\xc4" + bytes((placement.pad,)) + bytes(placement.pad)
+        out.write(head + b"\xc6" + room.to_bytes(4, "big"))
+        out.write(view[:room])
+        for start in range(room, size, chunk):  # past 4 GiB: more bin 32 pieces
+            piece = view[start : start + chunk]
+            out.write(b"\xc6" + len(piece).to_bytes(4, "big"))
+            out.write(piece)
+        del converted, data, view
+        while held_bytes > _HELD:
+            oldest, nbytes = held.popleft()
+            oldest.result()
+            held_bytes -= nbytes
+    return [crc if isinstance(crc, int) else crc.result() for crc in crcs]
