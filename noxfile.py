@@ -15,7 +15,7 @@ installing, each session checks that and fails otherwise.
 - ``guide``: the main job: training the Burn Book's guide model on MNIST (examples/guide).
 - ``record_fuzz``: burn-record's fuzz test at full length (CI runs a seeded subset).
 - ``bench``: the benchmarks under ``tools/bench/``.
-- ``docs``: the mkdocs site, built strictly.
+- ``docs``: the mkdocs site, built strictly (with lint, typecheck and suite, part of ``nox -t ci``).
 """
 
 from __future__ import annotations
@@ -50,6 +50,12 @@ SAFETENSORS = "safetensors>=0.4"  # a reference of tools/bench/bench_record.py o
 # burn-import's references: the ONNX node tests and exporters, onnxruntime, a BERT from transformers
 IMPORT_TEST_REQUIREMENTS = [
     "onnx>=1.17", "onnxruntime>=1.18", "onnxscript>=0.2", "safetensors>=0.4", "transformers>=4.40",
+]  # fmt: skip
+
+# The site: mkdocs, its Material theme, and mkdocstrings with its Python handler for the API reference
+# (which formats the signatures it shows with ruff)
+DOCS_REQUIREMENTS = [
+    "mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings>=1.0", "mkdocstrings-python>=2.0", "ruff>=0.6",
 ]  # fmt: skip
 
 # burn-train's references: scikit-learn's metrics, and Pillow for ImageFolderDataset (its vision extra)
@@ -87,7 +93,7 @@ CPU_BACKENDS = [
     "ndarray", "autodiff-ndarray", "router[ndarray,ndarray]", "autodiff-router[ndarray,ndarray]",
     "fusion-ndarray", "autodiff-fusion-ndarray",
 ]  # fmt: skip
-# The worked example of docs/writing-a-backend.md, a backend over the Array API standard's reference
+# The worked example of docs/advanced/writing-a-backend.md, a backend over the Array API standard's reference
 # namespace: importable from backend-core's tests folder, and run through the conformance suite in CI.
 ARRAY_API_BACKEND = "array_api_backend:ArrayApiStrict()"
 ARRAY_API_BACKEND_PATH = str(ROOT / "packages" / "backend-core" / "tests")
@@ -342,8 +348,14 @@ def bench(session: nox.Session) -> None:
     session.run("python", str(ROOT / "tools" / "bench" / "run.py"), *session.posargs)
 
 
-@nox.session
+@nox.session(tags=["ci"])
 def docs(session: nox.Session) -> None:
-    """The documentation site, built with mkdocs in strict mode into site/."""
-    session.install("mkdocs>=1.6")
-    session.run("mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"))
+    """The documentation site, built with mkdocs in strict mode into site/ (arguments after ``--`` go to
+    ``mkdocs build``).
+
+    The API reference is rendered by mkdocstrings from the packages' source by static analysis (griffe
+    imports nothing), so no package of the checkout is installed here. The examples of the pages run in
+    the suite (tests/test_docs_examples.py), where every package is.
+    """
+    session.install(*DOCS_REQUIREMENTS)
+    session.run("mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"), *session.posargs)

@@ -4,7 +4,7 @@ checkpoints are written each epoch, and ``--resume EPOCH`` continues a stopped r
 ends, the trained model saved with the ``CompactRecorder`` is loaded back and classifies a validation image
 (``inference.py``). ``custom_loop.py`` trains the same model with the Book's custom training loop.
 
-Usage: ``python examples/guide/main.py [--device SPEC] [--epochs N] [--seed N] [--num-workers N]
+Usage: ``python examples/guide/main.py [--device SPEC] [--devices N] [--epochs N] [--seed N] [--num-workers N]
 [--mnist-dir DIR] [--artifact-dir DIR] [--resume EPOCH]``
 
 The model is ``model.py``'s; the data is the same 5,000-image MNIST subset and split as ``data.py``'s
@@ -92,11 +92,16 @@ def train(
     artifact_dir: Path,
     mnist_dir: Path | None = None,
     resume: int | None = None,
+    devices: list[Device] | None = None,
 ) -> tuple[GuideModel, float]:
-    """Train with the Learner; returns the trained model and its last validation accuracy (percent)."""
+    """Train with the Learner; returns the trained model and its last validation accuracy (percent).
+
+    ``devices`` (``device`` first) trains data-parallel over several devices of one backend."""
     artifact_dir.mkdir(parents=True, exist_ok=True)
     config.save(artifact_dir / "config.json")
-    device.seed(config.seed)
+    devices = devices or [device]
+    for each in devices:
+        each.seed(config.seed)
 
     train_loader = (
         DataLoaderBuilder(MnistBatcher())
@@ -119,7 +124,7 @@ def train(
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())
         .with_file_checkpointer()  # full precision, so that a resumed run matches an uninterrupted one
-        .devices([device])
+        .devices(devices)
         .num_epochs(config.num_epochs)
         .summary()
     )
@@ -138,6 +143,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--device", default=os.environ.get("BURN_DEVICE", "autodiff-ndarray"))
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train data-parallel on devices 0..N-1 of --device's backend",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--num-workers", type=int, default=4)
@@ -162,8 +174,12 @@ def main() -> None:
         seed=args.seed,
         learning_rate=args.learning_rate,
     )
+    count = device.backend.device_count()
+    if not 1 <= args.devices <= count:
+        parser.error(f"--devices {args.devices}: {device.backend.stack_name} has {count} device(s)")
+    devices = [device.backend.device(i) for i in range(args.devices)] if args.devices > 1 else [device]
     start = time.perf_counter()
-    model, accuracy = train(config, device, args.artifact_dir, args.mnist_dir, args.resume)
+    model, accuracy = train(config, device, args.artifact_dir, args.mnist_dir, args.resume, devices)
     print(
         f"Validation accuracy {accuracy:.2f}% after {config.num_epochs} epochs in "
         f"{time.perf_counter() - start:.1f} s; weights, checkpoints, logs and curves.html in "

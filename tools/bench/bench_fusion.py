@@ -178,6 +178,10 @@ def startup_seconds(fused: bool, cache: str) -> float:
         bench=str(here), guide=str(here.parents[1] / "examples" / "guide"), fused=fused
     )
     env = {**os.environ, "BURN_NDARRAY_CACHE_DIR": cache, "NUMBA_CACHE_DIR": cache}
+    # Python's own bytecode cache on, as on a user's machine (pip writes .pyc files at install): where
+    # PYTHONDONTWRITEBYTECODE is set, every process compiles numba's ~500 modules from source (~1.5 s),
+    # a cost of that setting, not of fusion. The cold run writes the .pyc files the later runs read.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     output = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     return float(output.stdout.strip().splitlines()[-1])
 

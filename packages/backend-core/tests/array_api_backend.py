@@ -1,6 +1,6 @@
 """A backend over ``array_api_strict``, the Array API standard's reference namespace.
 
-The worked example of docs/writing-a-backend.md, and run through the conformance suite in CI
+The worked example of docs/advanced/writing-a-backend.md, and run through the conformance suite in CI
 (``--backend "array_api_backend:ArrayApiStrict()"`` with this folder importable). ``ArrayBackend``
 gives every op of the backend interface, written with the standard's functions, and the default
 ``ArrayRuntime`` does what the standard leaves out: host transfer through DLPack, indexed updates with

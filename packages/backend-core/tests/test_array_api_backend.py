@@ -18,7 +18,7 @@ from burn_backend import DType, Kind, Tensor
 from burn_backend.array import ArrayBackend, ArrayRuntime
 
 EXAMPLE = Path(__file__).with_name("array_api_backend.py")
-CHAPTER = Path(__file__).parents[3] / "docs" / "writing-a-backend.md"
+CHAPTER = Path(__file__).parents[3] / "docs" / "advanced" / "writing-a-backend.md"
 RunKit = Callable[..., Any]  # the ``run_kit`` fixture: arguments of pytest -> a ``KitRun``
 
 

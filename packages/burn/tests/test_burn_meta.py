@@ -23,8 +23,12 @@ REEXPORTS = {
     "tensor.activation": ("burn_backend.activation", ""),
     "tensor.module": ("burn_backend.module", ""),
     "tensor.signal": ("burn_backend.signal", ""),
+    "tensor.linalg": ("burn_backend.linalg", ""),
+    "tensor.grid": ("burn_backend.grid", ""),
+    "tensor.distributed": ("burn_backend.distributed", ""),
     "nn": ("burn_nn", "nn"),
     "nn.loss": ("burn_nn.loss", "nn"),
+    "nn.functional": ("burn_nn.functional", "nn"),
     "optim": ("burn_nn.optim", "nn"),
     "record": ("burn_record", "record"),
     "train": ("burn_train", "train"),
@@ -32,7 +36,10 @@ REEXPORTS = {
     "onnx": ("burn_import.onnx", "import"),
 }
 # the namespaces inside a namespace (its sub-modules), beyond what its package's __all__ names
-SUB_NAMESPACES = {"tensor": {"activation", "module", "signal"}, "nn": {"loss"}}
+SUB_NAMESPACES = {
+    "tensor": {"activation", "module", "signal", "linalg", "grid", "distributed"},
+    "nn": {"loss", "functional"},
+}
 # names a namespace also re-exports from a second package, where that one (its extra) is installed
 ALSO_FROM = {"record": ("burn_import", ("PyTorchFileRecorder", "SafetensorsFileRecorder", "LoadArgs"))}
 EXTRA_OF = {name: extra for name, (_, extra) in REEXPORTS.items() if extra}

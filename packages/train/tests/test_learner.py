@@ -95,31 +95,10 @@ def test_resume_after_an_epoch_is_bit_identical(tmp_path: Path, reference: dict[
     assert len((tmp_path / "train" / "epoch-4" / "Loss.log").read_text().splitlines()) == 12
 
 
-class StopAfter:
-    """A metric that asks the learner's interrupter to stop after a given step of a given epoch."""
-
-    input_type = None
-
-    def __init__(self, epoch: int, iteration: int) -> None:
-        self.at = (epoch, iteration)
-        self.interrupter: Any = None
-
-    def name(self) -> str:
-        return "Stopper"
-
-    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
-        if (metadata.epoch, metadata.iteration) == self.at:
-            self.interrupter.stop("test")
-        return MetricEntry("Stopper", "", "")
-
-    def clear(self) -> None:
-        pass
-
-
 def test_interrupt_mid_epoch_checkpoints_and_resumes_bit_identically(
     tmp_path: Path, reference: dict[str, np.ndarray], reference_dir: Path
 ) -> None:
-    stopper = StopAfter(epoch=3, iteration=5)
+    stopper = toy.StopAfter(epoch=3, iteration=5)
 
     def hook(builder: Any) -> Any:
         stopper.interrupter = builder.interrupter()
@@ -151,7 +130,9 @@ def test_sigkill_mid_epoch_then_resume_is_bit_identical(
     try:
         while time.monotonic() < deadline:
             lines = progress.read_text().splitlines() if progress.exists() else []
-            if lines and lines[-1].split() >= ["3", "4"] and lines[-1].split()[0] == "3":
+            reached = bool(lines) and lines[-1].split() >= ["3", "4"] and lines[-1].split()[0] == "3"
+            # epoch 2's checkpoint is written while epoch 3 trains: kill once it is whole
+            if reached and list((tmp_path / "checkpoint").glob("state-2.*")):
                 break
             assert child.poll() is None, errors.read_text()
             time.sleep(0.005)
@@ -163,7 +144,7 @@ def test_sigkill_mid_epoch_then_resume_is_bit_identical(
     assert child.returncode == -signal.SIGKILL
     last = progress.read_text().splitlines()[-1].split()
     assert last[0] == "3"
-    assert 0 < int(last[1]) < 12  # killed mid-epoch
+    assert 0 < int(last[1]) < 12, last  # killed mid-epoch
     assert not (tmp_path / "final.npz").exists()
     done = subprocess.run([*script, "--resume", "2"], env=env, capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr.decode()
@@ -253,8 +234,10 @@ def test_builder_errors_name_what_is_wrong(tmp_path: Path) -> None:
     from burn_train import LearnerBuilder
 
     device = Autodiff(NdArray()).device()
-    with pytest.raises(NotImplementedError, match="2 devices is not supported"):
+    with pytest.raises(ValueError, match="a device is listed twice"):
         LearnerBuilder(tmp_path).devices([device, device])
+    with pytest.raises(ValueError, match="belong to different backends"):
+        LearnerBuilder(tmp_path).devices([device, NdArray().device()])
     with pytest.raises(TypeError, match=r"needs a train_step\(batch\) method"):
         LearnerBuilder(tmp_path).build(LinearConfig(2, 2).init(device), AdamConfig().init(), 1e-3)
     with pytest.raises(ValueError, match="a metric named 'Loss' is registered already"):
@@ -326,3 +309,44 @@ def test_a_user_metric_as_the_books_metric_chapter_writes_it(tmp_path: Path) -> 
     lines = (tmp_path / "valid" / "epoch-2" / "Max_logit.log").read_text().splitlines()
     assert len(lines) == 2  # 128 items in batches of 64
     assert all(float(line.split(",")[0]) > 0 for line in lines)
+
+
+def test_the_async_checkpointer_writes_in_order_and_reports_a_failed_write(tmp_path: Path) -> None:
+    from burn_train import AsyncCheckpointer, FileCheckpointer
+
+    checkpointer = AsyncCheckpointer(FileCheckpointer(None, tmp_path / "checkpoint"))
+    deleted: list[int] = []
+    for epoch in (1, 2, 3):
+        checkpointer.save(epoch, {"state": {"epoch": epoch}}, then=lambda e=epoch: deleted.append(e))
+    assert checkpointer.epochs() == [1, 2, 3]  # waits for the write in flight
+    assert deleted == [1, 2, 3]
+    assert checkpointer.load(2, "state") == {"epoch": 2}
+
+    class Failing(FileCheckpointer):
+        def save(self, epoch: int, records: Any) -> list[Path]:
+            raise OSError("disk full")
+
+    failing = AsyncCheckpointer(Failing(None, tmp_path / "other"))
+    failing.save(1, {"state": {}})
+    with pytest.raises(OSError, match="disk full"):
+        failing.wait()
+    failing.wait()  # reported once
+
+
+def test_a_learner_without_training_metrics_trains(tmp_path: Path) -> None:
+    from burn_autodiff import Autodiff
+    from burn_ndarray import NdArray
+    from burn_nn.optim import AdamConfig
+    from burn_train import LearnerBuilder
+
+    device = Autodiff(NdArray()).device()
+    loader = DataLoaderBuilder(toy.Batcher()).batch_size(64).build(toy.dataset(128, 1))
+    learner = (
+        LearnerBuilder(tmp_path)
+        .metric_valid_numeric(LossMetric())
+        .devices([device])
+        .num_epochs(1)
+        .build(toy.Model(device), AdamConfig().init(), 1e-3)
+    )
+    learner.fit(loader, loader)
+    assert 1 in learner.store.history("Loss", Split.VALID)

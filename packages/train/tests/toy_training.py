@@ -27,6 +27,8 @@ from burn_train import (
     CliRenderer,
     LearnerBuilder,
     LossMetric,
+    MetricEntry,
+    MetricMetadata,
     TrainingProgress,
     TrainOutput,
 )
@@ -84,6 +86,27 @@ class Model(Module):
         return self.forward_classification(*batch)
 
 
+class StopAfter:
+    """A metric that asks the learner's interrupter to stop after a given step of a given epoch."""
+
+    input_type = None
+
+    def __init__(self, epoch: int, iteration: int) -> None:
+        self.at = (epoch, iteration)
+        self.interrupter: Any = None
+
+    def name(self) -> str:
+        return "Stopper"
+
+    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        if (metadata.epoch, metadata.iteration) == self.at:
+            self.interrupter.stop("test")
+        return MetricEntry("Stopper", "", "")
+
+    def clear(self) -> None:
+        pass
+
+
 class ProgressFile(CliRenderer):
     """Also writes ``epoch iteration`` after each training step to a file (the kill test reads it)."""
 
@@ -108,9 +131,12 @@ def run(
     accumulation: int = 1,
     renderer: Any = None,
     builder_hook: Any = None,
+    devices: list[Device] | None = None,
 ) -> Module:
-    device = Autodiff(NdArray()).device()
-    device.seed(seed)
+    devices = devices or [Autodiff(NdArray()).device()]
+    device = devices[0]
+    for each in devices:
+        each.seed(seed)
     train_loader = (
         DataLoaderBuilder(Batcher(delay))
         .batch_size(32)
@@ -126,7 +152,7 @@ def run(
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())
         .with_file_checkpointer(NamedMpkFileRecorder(FullPrecisionSettings()))
-        .devices([device])
+        .devices(devices)
         .num_epochs(epochs)
         .grads_accumulation(accumulation)
         .renderer(renderer or CliRenderer())

@@ -2,15 +2,25 @@
 
 The user API is ``Tensor`` with ``DType``, ``Shape``, ``TensorData``, ``Distribution`` and devices; the
 backend author's API is ``Backend`` (op groups ``FloatTensorOps``, ``IntTensorOps``, ``BoolTensorOps``,
-``ModuleOps``, ``ActivationOps``) and ``AutodiffBackend``. Activation functions live in
-``burn_backend.activation``, module functions (convolution, pooling, ...) in ``burn_backend.module``, the
-real FFT and window functions in ``burn_backend.signal``, the conformance suite in ``burn_backend.testing``.
+``ModuleOps``, ``ActivationOps``, ``DistributedOps``) and ``AutodiffBackend``. Activation functions live in
+``burn_backend.activation``, module functions (convolution, pooling, padding, ...) in
+``burn_backend.module``, the FFTs, short-time transforms and window functions in ``burn_backend.signal``,
+linear algebra (``det``, ``lu``, ``qr``, norms, ...) in ``burn_backend.linalg``, coordinate grids
+(``meshgrid``) in ``burn_backend.grid``, collectives over devices (``all_reduce``) in
+``burn_backend.distributed``, the conformance suite in ``burn_backend.testing``.
 The record vocabulary (``ParamId``, ``ParamRecord``, the ``Recorder`` protocol) is shared by burn-nn's
 modules and burn-record's recorders. What backend implementations share (the interface listing,
 canonical slices, output sizes of module ops, the entry-point group) is in ``burn_backend.kit``, a
 module for backend authors.
 """
 
+# the namespaces of functions, importable as attributes (``burn_backend.linalg.det``)
+from . import activation as activation
+from . import distributed as distributed
+from . import grid as grid
+from . import linalg as linalg
+from . import module as module
+from . import signal as signal
 from ._backend import AutodiffBackend as AutodiffBackend
 from ._backend import Backend as Backend
 from ._backend import DTypeUsage as DTypeUsage
@@ -26,6 +36,8 @@ from ._dtype import Int as Int
 from ._dtype import Kind as Kind
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
+from ._ops.distributed import DistributedOps as DistributedOps
+from ._ops.distributed import ReduceOperation as ReduceOperation
 from ._ops.float import FloatTensorOps as FloatTensorOps
 from ._ops.int import IntTensorOps as IntTensorOps
 from ._ops.module import DeformConv2dBackward as DeformConv2dBackward
@@ -84,6 +96,8 @@ __all__ = [
     "BoolTensorOps",
     "ModuleOps",
     "ActivationOps",
+    "DistributedOps",
+    "ReduceOperation",
     "IndexingUpdateOp",
     # options of module ops
     "ConvOptions",

@@ -14,6 +14,7 @@ from ._device import Device
 from ._dtype import DType, Kind
 from ._ops.activation import ActivationOps
 from ._ops.bool import BoolTensorOps
+from ._ops.distributed import DistributedOps
 from ._ops.float import FloatTensorOps
 from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
@@ -30,7 +31,7 @@ class DTypeUsage(enum.Enum):
     ACCELERATED = "accelerated"
 
 
-class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, abc.ABC):
+class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, DistributedOps, abc.ABC):
     """A backend: the op groups plus backend-level methods.
 
     Subclasses implement the abstract methods of the op groups, set ``name`` and ``is_cpu``, and
@@ -221,7 +222,7 @@ def interface_methods() -> dict[str, Any]:
     methods and the backend-level ones. Decorators use it to cover the whole surface; the conformance
     suite's spy and signature checks use it to cover every method."""
     methods: dict[str, Any] = {}
-    for group in (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps):
+    for group in (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, DistributedOps):
         for name, value in vars(group).items():
             if not name.startswith("_") and inspect.isfunction(value):
                 methods[name] = value

@@ -165,9 +165,16 @@ primitives of array backends mostly carry NumPy dtypes. Keyed by type, the looku
 NumPy dtype with another library's (``array_api_strict``'s warn)."""
 
 
+KIND_OF_ID: dict[int, Kind] = {id(d): _KIND[d] for d in DType}
+"""``id`` of a ``DType`` member -> kind, for the hot path of primitives that carry our own dtypes (the
+decorators' primitives: Fusion's lazy tensors); members are singletons, alive as long as the class."""
+
+
 def kind_of(dtype: object) -> Kind:
     """The kind of a primitive's ``dtype`` attribute (anything ``DType.of`` accepts)."""
     kind = KIND_OF_TYPE.get(type(dtype))
+    if kind is None:
+        kind = KIND_OF_ID.get(id(dtype))
     return kind if kind is not None else DType.of(dtype).kind
 
 

@@ -8,13 +8,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._dtype import KIND_OF_TYPE, DType, Kind
+from ._device import Device
+from ._dtype import KIND_OF_ID, KIND_OF_TYPE, DType, Kind
 from ._shape import Shape, broadcast_shapes, normalize_dim
 
 if TYPE_CHECKING:
     from ._backend import Backend
-    from ._device import Device
     from ._tensor import Tensor
+
+DeviceLike = Device | str | None
+DTypeLike = DType | Kind | str | None
+ShapeLike = Sequence[int]
+Number = int | float | bool
+NDArray = np.ndarray[Any, Any]
 
 KIND_NAMES = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
 
@@ -38,6 +44,16 @@ def int_range(dtype: Any) -> tuple[int, int]:
         if type(dtype) in KIND_OF_TYPE:  # NumPy's dtype classes, one per dtype
             _INT_RANGES[type(dtype)] = bounds
     return bounds
+
+
+def shape_arg(op: str, shape: ShapeLike | int) -> tuple[int, ...]:
+    """A creation op's shape argument (a sequence of ints, or one int) as a tuple, or a clear error."""
+    if isinstance(shape, int):
+        return (shape,)
+    try:
+        return tuple(Shape(shape))
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{op}: {error}") from None
 
 
 def unreadable_primitive(primitive: Any, device: Device) -> TypeError:
@@ -113,7 +129,10 @@ class TensorBase:
     @property
     def kind(self) -> Kind:
         """Float, Int or Bool."""
-        kind = KIND_OF_TYPE.get(type(self._primitive.dtype))
+        dtype = self._primitive.dtype
+        kind = KIND_OF_TYPE.get(type(dtype))
+        if kind is None:
+            kind = KIND_OF_ID.get(id(dtype))
         return kind if kind is not None else self.dtype.kind
 
     @property
@@ -139,6 +158,11 @@ class TensorBase:
         return count
 
     # -- dispatch ---------------------------------------------------------------------------------
+    @property
+    def _cls(self) -> type[Tensor]:
+        """This tensor's class, for the creation ops that the op families below ``Tensor`` call."""
+        return type(self)  # type: ignore[return-value]
+
     def _op(self, name: str) -> Any:
         """The backend method ``<kind>_<name>`` for this tensor's kind."""
         return getattr(self._device.backend, self.kind.prefix + name)

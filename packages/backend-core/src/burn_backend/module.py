@@ -1,5 +1,5 @@
 """Module functions on tensors, as Burn's ``burn::tensor::module``: convolution, pooling, interpolation,
-embedding, linear, attention and layer normalization.
+embedding, linear, attention, layer normalization and padding.
 
 Each function checks its inputs (kinds, dtypes, devices, ranks, channels and groups, options, that the
 kernel fits the padded input) and raises an error naming the function, the shapes and what was
@@ -37,6 +37,7 @@ from ._options import (
     InterpolateOptions,
     UnfoldOptions,
 )
+from ._pad import pad as pad
 from ._tensor import Tensor
 from ._tensor_base import KIND_NAMES
 
@@ -66,7 +67,8 @@ __all__ = [
     "attention",
     "layer_norm",
     "ctc_loss",
-    # folding and grid sampling
+    # padding, folding and grid sampling
+    "pad",
     "fold4d",
     "grid_sample_2d",
     "affine_grid_2d",

@@ -1,9 +1,11 @@
-"""Signal processing on tensors, as Burn's signal functions: the real FFT and its inverse, and windows.
+"""Signal processing on tensors, as Burn's signal functions: the real and complex FFTs and their
+inverses, the short-time Fourier transform and its inverse, and windows.
 
-A spectrum is a pair of Float tensors, its real and imaginary parts (Burn has no complex dtype):
-``rfft`` returns them and ``irfft`` takes them. The transforms follow ``numpy.fft.rfft`` / ``irfft``
-(and ``torch.fft``), unnormalized forward and ``1 / n`` backward; the windows follow
-``torch.hann_window`` and its siblings.
+A complex signal or spectrum is a pair of Float tensors, its real and imaginary parts (Burn has no
+complex dtype): ``rfft`` returns one and ``irfft`` takes one, ``cfft`` and ``icfft`` take and return
+them, ``stft`` returns one and ``istft`` takes one. The transforms follow ``numpy.fft`` (and
+``torch.fft``), unnormalized forward and ``1 / n`` backward; ``stft`` and ``istft`` follow
+``torch.stft`` and ``torch.istft``; the windows follow ``torch.hann_window`` and its siblings.
 
 Example:
     >>> from burn_backend import Tensor, signal
@@ -22,85 +24,28 @@ import numpy as np
 
 from ._data import TensorData
 from ._dtype import DType, Kind
-from ._shape import normalize_dim
+from ._fft import cfft as cfft
+from ._fft import icfft as icfft
+from ._fft import irfft as irfft
+from ._fft import rfft as rfft
+from ._stft import istft as istft
+from ._stft import stft as stft
 from ._tensor import DeviceLike, DTypeLike, Tensor, resolve
-from .module import _same, _tensor
 
 __all__ = [
     # transforms
     "rfft",
     "irfft",
+    "cfft",
+    "icfft",
+    # short-time transforms
+    "stft",
+    "istft",
     # windows
     "hann_window",
     "hamming_window",
     "blackman_window",
 ]
-
-
-# -- transforms --------------------------------------------------------------------------------------
-def rfft(x: Tensor, dim: int = -1) -> tuple[Tensor, Tensor]:
-    """The discrete Fourier transform of the real ``x`` along ``dim``: ``X[k] = sum_t x[t] * exp(-2 pi
-    i k t / n)`` for the ``n // 2 + 1`` non-negative frequencies ``k`` (the others are their conjugates).
-
-    Args:
-        x: a Float tensor of rank >= 1 with ``n >= 1`` samples along ``dim``.
-        dim: the dim to transform (negative counts from the end).
-
-    Returns:
-        The real and imaginary parts of ``X``: two tensors of ``x``'s shape and dtype with ``n // 2 + 1``
-        along ``dim``.
-    """
-    op = "rfft"
-    x = _tensor(op, "x", x, Kind.FLOAT)
-    if x.rank < 1:
-        raise ValueError(f"{op}: x must have rank >= 1, got a scalar")
-    dim = normalize_dim(op, dim, x.rank)
-    if x.dims()[dim] < 1:
-        raise ValueError(f"{op}: x must have at least one sample along dim {dim}, got shape {x.dims()}")
-    re, im = x._device.backend.rfft(x._primitive, dim)
-    return x._new(re), x._new(im)
-
-
-def irfft(re: Tensor, im: Tensor, dim: int = -1, n: int | None = None) -> Tensor:
-    """The inverse of ``rfft``: the real signal of length ``n`` whose spectrum has the bins ``re + i * im``
-    along ``dim``, ``x[t] = (1 / n) * sum_k X[k] * exp(2 pi i k t / n)`` over the Hermitian spectrum.
-
-    As ``numpy.fft.irfft``: the bins are trimmed or zero-padded to ``n // 2 + 1``, and the imaginary
-    parts of bin 0 and (for even ``n``) bin ``n / 2`` are ignored, as a real signal's are zero.
-
-    Args:
-        re: the real parts, a Float tensor of rank >= 1 with ``bins >= 1`` along ``dim``.
-        im: the imaginary parts, of ``re``'s shape, dtype and device.
-        dim: the dim of the bins (negative counts from the end).
-        n: the length of the result; default ``2 * (bins - 1)`` (the even length ``rfft`` maps to
-            ``bins`` bins; an odd length must be given).
-
-    Returns:
-        A tensor of ``re``'s shape and dtype with ``n`` along ``dim``.
-    """
-    op = "irfft"
-    re = _tensor(op, "re", re, Kind.FLOAT)
-    im = _tensor(op, "im", im, Kind.FLOAT)
-    _same(op, re, "im", im, "re")
-    if im.dims() != re.dims():
-        raise ValueError(f"{op}: re and im must have the same shape, got {re.dims()} and {im.dims()}")
-    if re.rank < 1:
-        raise ValueError(f"{op}: re and im must have rank >= 1, got scalars")
-    dim = normalize_dim(op, dim, re.rank)
-    bins = re.dims()[dim]
-    if bins < 1:
-        raise ValueError(f"{op}: the spectrum must have at least one bin along dim {dim}, got {re.dims()}")
-    if n is None:
-        n = 2 * (bins - 1)
-        if n < 1:
-            raise ValueError(
-                f"{op}: a spectrum of 1 bin (shape {re.dims()}, dim {dim}) needs an explicit n >= 1"
-            )
-    elif isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{op}: n must be an int or None, got {n!r}")
-    elif n < 1:
-        raise ValueError(f"{op}: n must be >= 1, got {n}")
-    return re._new(re._device.backend.irfft(re._primitive, im._primitive, dim, n))
 
 
 # -- windows -----------------------------------------------------------------------------------------

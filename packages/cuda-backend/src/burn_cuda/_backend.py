@@ -14,6 +14,7 @@ from . import _cupy
 from . import _runtime as _cupy_runtime
 from ._cupy import cp
 from ._fusion import compile_block
+from ._ops._collective import CollectiveOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
 from ._runtime import CupyRuntime
@@ -66,7 +67,7 @@ def _every_op_on_its_device(cls: type) -> type:
 
 
 @_every_op_on_its_device
-class Cuda(FloatOps, ModuleOps, ArrayBackend):
+class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     """The NVIDIA GPU backend: tensors are CuPy arrays, one device per GPU.
 
     Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy

@@ -1,7 +1,8 @@
 """Modules, layers, losses, optimizers and schedulers for Burn for Python.
 
 ``Module``, ``Param`` and ``Config`` are the building blocks; layers come as a ``XConfig`` (a ``Config``
-whose ``init(device)`` builds the layer) and the layer ``X``. Losses live in ``burn_nn.loss``,
+whose ``init(device)`` builds the layer) and the layer ``X``. Losses live in ``burn_nn.loss``, the
+functional forms (``pad``, ``dropout``, ``batch_norm``, ``cross_entropy``, ...) in ``burn_nn.functional``,
 optimizers and learning-rate schedulers in ``burn_nn.optim``. ``ParamId``, ``ParamRecord`` and the
 ``Recorder`` protocol are backend-core's record vocabulary, re-exported: ``Module.save_file`` and
 ``Module.load_file`` take any recorder (burn-record has them); ``rng_record`` and ``load_rng_record``
@@ -12,6 +13,7 @@ from burn_backend import ParamId as ParamId
 from burn_backend import ParamRecord as ParamRecord
 from burn_backend import Recorder as Recorder
 
+from . import functional as functional
 from . import loss as loss
 from ._activation import GLU as GLU
 from ._activation import Activation as Activation
@@ -176,8 +178,9 @@ from ._transformer import TransformerEncoderLayer as TransformerEncoderLayer
 from ._version import __version__ as __version__
 
 __all__ = [
-    # losses: burn_nn.loss (optimizers and schedulers: burn_nn.optim)
+    # losses: burn_nn.loss; functional forms: burn_nn.functional (optimizers and schedulers: burn_nn.optim)
     "loss",
+    "functional",
     # building blocks
     "Config",
     "ConfigError",

@@ -1,4 +1,4 @@
-"""``Dropout`` and ``Identity``."""
+"""``Dropout`` and ``Identity``, and the functional ``dropout``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,45 @@ from burn_backend import Device, Distribution, Tensor
 from ._config import Config
 from ._module import Module, is_training
 
-__all__ = ["Dropout", "DropoutConfig", "Identity"]
+__all__ = ["Dropout", "DropoutConfig", "Identity", "dropout"]
+
+
+def _check_prob(op: str, prob: object) -> float:
+    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
+        raise ValueError(f"{op}: prob must be a number in [0, 1], got {prob!r}")
+    return float(prob)
+
+
+def dropout(x: Tensor, prob: float = 0.5, training: bool = True) -> Tensor:
+    """``x`` with each value zeroed with probability ``prob`` and the others scaled by ``1 / (1 -
+    prob)`` where ``training``, else ``x`` itself, as ``torch.nn.functional.dropout``.
+
+    The mask is drawn from the device's generator of ``x``, so ``device.seed(n)`` repeats it. The
+    ``Dropout`` layer calls it with ``training=is_training(x)``.
+
+    Args:
+        x: a Float tensor.
+        prob: the probability of zeroing each value, in ``[0, 1]``.
+        training: whether to drop (``False``: the identity).
+
+    Returns:
+        A tensor of ``x``'s shape and dtype.
+
+    Example:
+        >>> y = dropout(Tensor.ones([2, 4]), 0.5)  # about half zeros, the rest 2.0
+        >>> dropout(Tensor.ones([2]), 0.5, training=False).tolist()
+        [1.0, 1.0]
+    """
+    prob = _check_prob("dropout", prob)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"dropout: x must be a Tensor, got {type(x).__name__}")
+    if not training or prob == 0.0:
+        return x
+    if prob == 1.0:
+        return x * 0.0  # zero, and still in the graph: the input's gradient is zero, not missing
+    keep = Tensor.random(x.dims(), Distribution.bernoulli(1.0 - prob), x.device, x.dtype)
+    # the scaled mask is a constant of the graph: one tracked multiplication
+    return x * (keep * (1.0 / (1.0 - prob)))
 
 
 class DropoutConfig(Config):
@@ -28,19 +66,11 @@ class Dropout(Module):
     """
 
     def __init__(self, config: DropoutConfig) -> None:
-        if isinstance(config.prob, bool) or not 0.0 <= config.prob <= 1.0:
-            raise ValueError(f"Dropout: prob must be a number in [0, 1], got {config.prob!r}")
-        self.prob = float(config.prob)
+        self.prob = _check_prob("Dropout", config.prob)
 
     def forward(self, input: Tensor) -> Tensor:
-        """``input`` with dropout applied while training."""
-        if not is_training(input) or self.prob == 0.0:
-            return input
-        if self.prob == 1.0:
-            return input * 0.0  # zero, and still in the graph: the input's gradient is zero, not missing
-        keep = Tensor.random(input.dims(), Distribution.bernoulli(1.0 - self.prob), input.device, input.dtype)
-        # the scaled mask is a constant of the graph: one tracked multiplication
-        return input * (keep * (1.0 / (1.0 - self.prob)))
+        """``input`` with dropout applied while training (``dropout(input, prob, is_training(input))``)."""
+        return dropout(input, self.prob, is_training(input))
 
 
 class Identity(Module):

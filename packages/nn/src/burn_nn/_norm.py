@@ -1,10 +1,10 @@
-"""Normalization layers: ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``, ``RmsNorm``, and the
-``NormalizationConfig`` family that chooses one of them by name."""
+"""Normalization layers: ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``, ``RmsNorm``, the
+``NormalizationConfig`` family that chooses one of them by name. The layers are built on the functional
+forms ``batch_norm`` and ``group_norm`` of ``_norm_functional``."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -15,6 +15,7 @@ from ._config import Config, variant
 from ._dropout import Identity
 from ._initializer import Initializer
 from ._module import Module, is_training
+from ._norm_functional import _check_epsilon, _positive_size, batch_norm, group_norm
 from ._param import Param, RunningState
 
 __all__ = [
@@ -34,19 +35,6 @@ __all__ = [
 _HALF_DTYPES = (DType.F16, DType.BF16)
 
 
-def _positive_size(layer: str, name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{layer}: {name} must be a positive int, got {value!r}")
-
-
-def _check_epsilon(layer: str, epsilon: float, *, strict: bool = False) -> float:
-    value = float(epsilon)
-    if math.isnan(value) or value < 0.0 or (strict and value == 0.0):
-        expected = "positive" if strict else ">= 0"
-        raise ValueError(f"{layer}: epsilon must be {expected}, got {epsilon!r}")
-    return value
-
-
 def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> None:
     """Raise unless ``input`` is ``[batch, channels, ...]`` with at least ``min_rank`` dims."""
     if input.rank < min_rank:
@@ -58,11 +46,6 @@ def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> 
         raise ValueError(f"{layer}: expected {channels} channels in dim 1, got shape {input.dims()}")
 
 
-def _channel_view(tensor: Tensor, rank: int) -> Tensor:
-    """A per-channel ``[C]`` tensor shaped ``[1, C, 1, ...]`` to broadcast over a rank-``rank`` input."""
-    return tensor.reshape([1, tensor.dims()[0]] + [1] * (rank - 2))
-
-
 def _scale_and_shift(size: int, device: Device, affine: bool = True) -> tuple[Param | None, Param | None]:
     """A per-channel scale ``gamma`` (ones at first) and shift ``beta`` (zeros), or neither without
     ``affine``."""
@@ -71,13 +54,8 @@ def _scale_and_shift(size: int, device: Device, affine: bool = True) -> tuple[Pa
     return Initializer.Ones().init([size], device), Initializer.Zeros().init([size], device)
 
 
-def _affine(normalized: Tensor, gamma: Param | None, beta: Param | None) -> Tensor:
-    """``normalized * gamma + beta`` with per-channel ``gamma`` and ``beta`` (either may be absent)."""
-    if gamma is not None:
-        normalized = normalized * _channel_view(gamma.val(), normalized.rank)
-    if beta is not None:
-        normalized = normalized + _channel_view(beta.val(), normalized.rank)
-    return normalized
+def _value(param: Param | None) -> Tensor | None:
+    return None if param is None else param.val()
 
 
 # -- batch norm --------------------------------------------------------------------------------------
@@ -138,34 +116,17 @@ class BatchNorm(Module):
             ValueError: the input's rank is below 2 or dim 1 is not ``num_features``; or, while training,
                 a channel has a single value (its variance is undefined).
         """
-        channels = self.gamma.shape[0]
-        _check_channels("BatchNorm", input, channels, 2)
-        if is_training(input):
-            return self._forward_train(input, channels)
-        mean = _channel_view(self.running_mean.value(), input.rank)
-        var = _channel_view(self.running_var.value(), input.rank)
-        return _affine((input - mean) / (var + self.epsilon).sqrt(), self.gamma, self.beta)
-
-    def _forward_train(self, input: Tensor, channels: int) -> Tensor:
-        count = input.num_elements() // channels
-        if count < 2:
-            raise ValueError(
-                f"BatchNorm: expected more than 1 value per channel when training, got input shape "
-                f"{input.dims()}"
-            )
-        per_channel = input.swap_dims(0, 1).reshape([channels, count])
-        var, mean = per_channel.var_mean_bias(1)
-        normalized = (input - _channel_view(mean.reshape([channels]), input.rank)) / _channel_view(
-            (var + self.epsilon).sqrt().reshape([channels]), input.rank
+        _check_channels("BatchNorm", input, self.gamma.shape[0], 2)
+        return batch_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.gamma.val(),
+            self.beta.val(),
+            is_training(input),
+            self.momentum,
+            self.epsilon,
         )
-
-        batch_mean = mean.detach().reshape([channels])
-        # PyTorch's running variance is the unbiased estimate; the batch is normalized with the biased one
-        batch_var = var.detach().reshape([channels]) * (count / (count - 1))
-        momentum = self.momentum
-        self.running_mean.update(self.running_mean.value() * (1.0 - momentum) + batch_mean * momentum)
-        self.running_var.update(self.running_var.value() * (1.0 - momentum) + batch_var * momentum)
-        return _affine(normalized, self.gamma, self.beta)
 
 
 # -- layer norm --------------------------------------------------------------------------------------
@@ -208,15 +169,6 @@ class LayerNorm(Module):
 
 
 # -- group and instance norm -------------------------------------------------------------------------
-def _group_norm(input: Tensor, num_groups: int, epsilon: float) -> Tensor:
-    """``input`` ``[batch, channels, ...]`` normalized over each group of channels and the spatial dims
-    (mean and biased variance), without the affine step."""
-    dims = input.dims()
-    grouped = input.reshape([dims[0], num_groups, -1])
-    var, mean = grouped.var_mean_bias(2)
-    return ((grouped - mean) / (var + epsilon).sqrt()).reshape(dims)
-
-
 class GroupNormConfig(Config):
     """Settings of a ``GroupNorm``.
 
@@ -265,7 +217,7 @@ class GroupNorm(Module):
             ValueError: the input's rank is below 2 or dim 1 is not ``num_channels``.
         """
         _check_channels("GroupNorm", input, self.num_channels, 2)
-        return _affine(_group_norm(input, self.num_groups, self.epsilon), self.gamma, self.beta)
+        return group_norm(input, self.num_groups, _value(self.gamma), _value(self.beta), self.epsilon)
 
 
 class InstanceNormConfig(Config):
@@ -307,7 +259,7 @@ class InstanceNorm(Module):
             ValueError: the input has no spatial dim (rank below 3) or dim 1 is not ``num_channels``.
         """
         _check_channels("InstanceNorm", input, self.num_channels, 3)
-        return _affine(_group_norm(input, self.num_channels, self.epsilon), self.gamma, self.beta)
+        return group_norm(input, self.num_channels, _value(self.gamma), _value(self.beta), self.epsilon)
 
 
 # -- rms norm ----------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ Example:
 """
 
 from . import data as data
+from ._checkpoint import AsyncCheckpointer as AsyncCheckpointer
 from ._checkpoint import CheckpointingStrategy as CheckpointingStrategy
 from ._checkpoint import ComposedCheckpointingStrategy as ComposedCheckpointingStrategy
 from ._checkpoint import FileCheckpointer as FileCheckpointer
@@ -63,6 +64,8 @@ from ._metrics._training import LossInput as LossInput
 from ._metrics._training import LossMetric as LossMetric
 from ._metrics._training import PerplexityInput as PerplexityInput
 from ._metrics._training import PerplexityMetric as PerplexityMetric
+from ._multi_device import SplitLoader as SplitLoader
+from ._multi_device import data_parallel_step as data_parallel_step
 from ._output import ClassificationOutput as ClassificationOutput
 from ._output import InferenceStep as InferenceStep
 from ._output import MultiLabelClassificationOutput as MultiLabelClassificationOutput
@@ -95,6 +98,7 @@ __all__ = [
     "Interrupter",
     # checkpoints and stopping
     "FileCheckpointer",
+    "AsyncCheckpointer",
     "CheckpointingStrategy",
     "KeepLastNCheckpoints",
     "MetricCheckpointingStrategy",
@@ -120,6 +124,9 @@ __all__ = [
     "ClassificationOutput",
     "RegressionOutput",
     "MultiLabelClassificationOutput",
+    # several devices
+    "SplitLoader",
+    "data_parallel_step",
     # metrics
     "Metric",
     "Numeric",

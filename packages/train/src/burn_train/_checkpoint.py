@@ -5,7 +5,8 @@ strategies that decide which epochs keep their checkpoint: ``KeepLastNCheckpoint
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -15,6 +16,7 @@ from burn_backend import Recorder
 from ._state import Aggregate, Direction, MetricsStore, Split, _metric_name
 
 __all__ = [
+    "AsyncCheckpointer",
     "CheckpointingStrategy",
     "ComposedCheckpointingStrategy",
     "FileCheckpointer",
@@ -102,6 +104,84 @@ class FileCheckpointer:
             for path in self.directory.glob(f"{part}-{epoch}.*"):
                 path.unlink(missing_ok=True)
             self._path(part, epoch).unlink(missing_ok=True)
+
+
+class AsyncCheckpointer:
+    """A ``FileCheckpointer`` that writes on a worker thread (Burn's ``AsyncCheckpointer``): ``save``
+    returns once the next epoch may start, and the files, written and made durable meanwhile, are
+    complete by the next call (every method waits for the write in flight first, and re-raises its
+    error). Records are snapshots (tensors are immutable), so training goes on while they are written.
+
+    Args:
+        checkpointer: what writes (its recorder and folder).
+
+    Example:
+        >>> checkpointer = AsyncCheckpointer(FileCheckpointer(None, "artifacts/checkpoint"))  # doctest: +SKIP
+        >>> checkpointer.save(3, records, then=lambda: checkpointer.inner.delete(1))  # doctest: +SKIP
+        >>> checkpointer.wait()  # doctest: +SKIP
+    """
+
+    def __init__(self, checkpointer: FileCheckpointer) -> None:
+        self.inner = checkpointer
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def recorder(self) -> Recorder:
+        """The inner checkpointer's recorder."""
+        return self.inner.recorder
+
+    @property
+    def directory(self) -> Path:
+        """The inner checkpointer's folder."""
+        return self.inner.directory
+
+    def save(
+        self, epoch: int, records: Mapping[str, Mapping[str, Any]], then: Callable[[], None] | None = None
+    ) -> None:
+        """Start writing ``epoch``'s records (after the previous write has finished), then run ``then``
+        (deleting older checkpoints, say) on the worker once they are durable."""
+        self.wait()
+
+        def write() -> None:
+            try:
+                self.inner.save(epoch, records)
+                if then is not None:
+                    then()
+            except BaseException as error:  # raised again by the next call in the training thread
+                self._error = error
+
+        self._thread = threading.Thread(target=write, name=f"burn-checkpoint-{epoch}", daemon=False)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for the write in flight; raise its error, if it failed."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def exists(self, epoch: int) -> bool:
+        """Whether the checkpoint of ``epoch`` was completely written."""
+        self.wait()
+        return self.inner.exists(epoch)
+
+    def epochs(self) -> list[int]:
+        """The epochs with a complete checkpoint, ascending."""
+        self.wait()
+        return self.inner.epochs()
+
+    def load(self, epoch: int, part: str) -> dict[str, Any]:
+        """The ``part`` record of ``epoch``'s checkpoint (see ``FileCheckpointer.load``)."""
+        self.wait()
+        return self.inner.load(epoch, part)
+
+    def delete(self, epoch: int) -> None:
+        """Remove ``epoch``'s checkpoint files."""
+        self.wait()
+        self.inner.delete(epoch)
 
 
 @runtime_checkable

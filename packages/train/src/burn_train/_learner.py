@@ -21,6 +21,7 @@ from burn_nn import Module
 from burn_nn.optim import ConstantLr, GradientsAccumulator, GradientsParams, LrScheduler, ModuleOptimizer
 
 from ._checkpoint import (
+    AsyncCheckpointer,
     CheckpointingStrategy,
     ComposedCheckpointingStrategy,
     FileCheckpointer,
@@ -30,6 +31,7 @@ from ._checkpoint import (
 from ._evaluator import LearnerSummary, run_epoch
 from ._logger import FileMetricLogger, application_logger
 from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
+from ._multi_device import SplitLoader, data_parallel_step
 from ._output import TrainOutput
 from ._plot import write_curves
 from ._renderer import CliRenderer, MetricsRenderer, TrainingProgress
@@ -141,13 +143,23 @@ class LearnerBuilder:
 
     # -- options ------------------------------------------------------------------------------------
     def devices(self, devices: Sequence[Device]) -> LearnerBuilder:
-        """The devices to train on (one, for now; the model is moved to it)."""
+        """The devices to train on; the model is moved to the first.
+
+        With several devices the training is data-parallel: the train loader (a ``DataLoader``) is split
+        into one part per device, each step runs ``train_step`` on every device's batch with a copy of
+        the model there, and the gradients are averaged on the first device before the optimizer's
+        step (so ``n`` devices with batches of ``b`` train like one with batches of ``n * b``).
+        Validation runs on the first device.
+        """
         devices = list(devices)
         if not devices or not all(isinstance(d, Device) for d in devices):
             raise TypeError(f"LearnerBuilder.devices: expected a non-empty list of Devices, got {devices!r}")
-        if len(devices) > 1:
-            raise NotImplementedError(
-                f"LearnerBuilder.devices: training on {len(devices)} devices is not supported yet; pass one"
+        if len(set(devices)) != len(devices):
+            raise ValueError(f"LearnerBuilder.devices: a device is listed twice in {devices!r}")
+        if len({d.backend for d in devices}) > 1:
+            raise ValueError(
+                f"LearnerBuilder.devices: the devices {[str(d) for d in devices]} belong to different "
+                "backends; data-parallel training needs devices of one backend"
             )
         self._devices = devices
         return self
@@ -286,6 +298,11 @@ class Learner:
         if not devices:
             raise ValueError("Learner: the model has no parameter, so no device; pass .devices([device])")
         self.device = devices[0]
+        self.devices = list(builder._devices) or [self.device]
+        # checkpoints are written while the next epoch trains
+        self._checkpointer = (
+            None if builder._checkpointer is None else AsyncCheckpointer(builder._checkpointer)
+        )
 
     @property
     def store(self) -> MetricsStore:
@@ -311,6 +328,8 @@ class Learner:
             self.model = self.model.to_device(self.device)
         inner = self._inner_device()
         train_loader = self._moved(train_loader, self.device)
+        if len(self.devices) > 1:
+            train_loader = SplitLoader(train_loader, self.devices)
         valid_loader = None if valid_loader is None else self._moved(valid_loader, inner)
         self._validating = valid_loader is not None
         renderer = b._renderer or default_renderer()
@@ -328,7 +347,12 @@ class Learner:
             renderer.start(str(b._artifact_dir), b._num_epochs, start_epoch)
             try:
                 self._epochs(start_epoch, resumed_mid_epoch, train_loader, valid_loader, renderer)
+                if self._checkpointer is not None:
+                    self._checkpointer.wait()  # the last checkpoint is on disk when fit returns
             finally:
+                if self._checkpointer is not None:
+                    with contextlib.suppress(Exception):  # an error already on its way wins
+                        self._checkpointer.wait()
                 renderer.close()
                 self._logger.close()
         if b._summary:
@@ -376,23 +400,33 @@ class Learner:
             metric.clear()
         for batch in iterator:
             iteration += 1
-            output = self.model.train_step(batch)  # type: ignore[attr-defined]
-            if not isinstance(output, TrainOutput):
-                raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
+            if isinstance(loader, SplitLoader):
+                outputs, grads = data_parallel_step(self.model, self.devices, batch)
+            else:
+                output = self.model.train_step(batch)  # type: ignore[attr-defined]
+                if not isinstance(output, TrainOutput):
+                    raise TypeError(
+                        f"Learner: train_step must return a TrainOutput, got {type(output).__name__}"
+                    )
+                outputs, grads = [output], output.grads
             if b._grads_accumulation > 1:
-                accumulator.accumulate(self.model, output.grads)
+                accumulator.accumulate(self.model, grads)
                 accumulated += 1
                 if accumulated == b._grads_accumulation:
                     self._optimize(accumulator.grads())
                     accumulated = 0
             else:
-                self._optimize(output.grads)
+                self._optimize(grads)
             progress = iterator.progress() if hasattr(iterator, "progress") else (iteration, iterations)
             metadata = MetricMetadata(progress, epoch, b._num_epochs, iteration, self._lr)
             metrics = [metric for metric, _ in b._train_metrics]
-            inputs = to_host([adapt(output.item, metric) for metric in metrics])
-            entries: list[MetricEntry] = [m.update(i, metadata) for m, i in zip(metrics, inputs)]
-            self._logger.log("train", epoch, entries)
+            inputs = to_host([adapt(output.item, metric) for output in outputs for metric in metrics])
+            entries: list[MetricEntry] = []
+            for start in range(0, len(inputs), max(1, len(metrics))):  # each device's output updates them
+                entries = [
+                    m.update(i, metadata) for m, i in zip(metrics, inputs[start : start + len(metrics)])
+                ]
+                self._logger.log("train", epoch, entries)
             self._last["train"].update((entry.name, entry) for entry in entries)
             renderer.update(
                 TrainingProgress("train", epoch, b._num_epochs, iteration, iterations, *progress), entries
@@ -443,7 +477,7 @@ class Learner:
 
     # -- checkpoints --------------------------------------------------------------------------------
     def _save(self, epoch: int, train: Any, valid: Any, *, complete: bool, renderer: MetricsRenderer) -> None:
-        checkpointer = self._b._checkpointer
+        checkpointer = self._checkpointer
         if checkpointer is None:
             return
         self._logger.flush()
@@ -454,36 +488,38 @@ class Learner:
             "position": int(train_state["position"]) if train_state else 0,
             "train_loader": train_state,
             "valid_loader": valid.state() if callable(getattr(valid, "state", None)) else None,
-            "rng": capture_rng([self.device]),
+            "rng": capture_rng(self.devices),
             "store": {
                 split.value: {name: {str(e): v for e, v in self._store.history(name, split).items()}
                               for name in self._store.names(split)}
                 for split in Split
             },
         }  # fmt: skip
-        checkpointer.save(
-            epoch,
-            {
-                "model": self.model.into_record(),
-                "optim": self.optimizer.into_record(),
-                "scheduler": self.lr_scheduler.into_record(),
-                "state": state,
-            },
-        )
-        log.info(
-            "checkpoint: saved epoch %s (%s)",
-            epoch,
-            "complete" if complete else f"at batch {state['position']}",
-        )
+        records = {
+            "model": self.model.into_record(),
+            "optim": self.optimizer.into_record(),
+            "scheduler": self.lr_scheduler.into_record(),
+            "state": state,
+        }
+        checkpointer.wait()  # the previous checkpoint is whole: the strategy sees it on disk
+        doomed: list[int] = []
         if complete and self._strategy is not None:
-            saved = [e for e in checkpointer.epochs() if e <= epoch]
-            for old in sorted(self._strategy.to_delete(epoch, saved, self._store)):
-                checkpointer.delete(old)
+            saved = sorted({*(e for e in checkpointer.inner.epochs() if e < epoch), epoch})
+            doomed = sorted(self._strategy.to_delete(epoch, saved, self._store))
+        inner = checkpointer.inner
+        what = "complete" if complete else f"at batch {state['position']}"
+
+        def finished() -> None:  # on the writer, once this epoch's files are durable
+            log.info("checkpoint: saved epoch %s (%s)", epoch, what)
+            for old in doomed:
+                inner.delete(old)
+
+        checkpointer.save(epoch, records, then=finished)
         if not complete:
             renderer.status(f"Checkpoint saved in epoch {epoch} at batch {state['position']}")
 
     def _restore(self, epoch: int, train: Any, valid: Any) -> tuple[int, bool]:
-        checkpointer = self._b._checkpointer
+        checkpointer = self._checkpointer
         if checkpointer is None:
             raise ValueError(
                 "Learner: checkpoint(epoch) needs with_file_checkpointer() to know where to read"
@@ -492,7 +528,7 @@ class Learner:
         self.model = self.model.load_record(checkpointer.load(epoch, "model"))
         self.optimizer.load_record(checkpointer.load(epoch, "optim"))
         self.lr_scheduler.load_record(checkpointer.load(epoch, "scheduler"))
-        missing = restore_rng(state["rng"], [self.device])
+        missing = restore_rng(state["rng"], self.devices)
         if missing:
             log.warning("resume: no random generator state for %s; runs may differ", ", ".join(missing))
         for loader, key in ((train, "train_loader"), (valid, "valid_loader")):
@@ -506,8 +542,9 @@ class Learner:
         if complete:
             self._logger.truncate("train", epoch + 1, 0)
             self._logger.truncate("valid", epoch + 1, 0)
-        else:
-            self._logger.truncate("train", epoch, position)
+        else:  # one log line per batch: several a step with several devices
+            lines = train.batches_before(position) if isinstance(train, SplitLoader) else position
+            self._logger.truncate("train", epoch, lines)
             self._logger.truncate("valid", epoch, 0)
         self._store.truncate(epoch if complete else epoch - 1)
         log.info("resume: from the checkpoint of epoch %s (%s)", epoch, "complete" if complete else position)

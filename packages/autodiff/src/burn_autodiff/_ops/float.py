@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from burn_backend import Backend, DType, IndexingUpdateOp, TensorData
+from burn_backend import Backend, DType, IndexingUpdateOp, ReduceOperation, TensorData
 
 from .._graph import AutodiffTensor, OpSpec, leaf
 from ._common import Recorder, reduce_to, shape_of, zeros_like
@@ -255,6 +255,19 @@ _MEAN_DIM = OpSpec(
 )
 _CAST = OpSpec("cast", lambda b, g, xs, out, source: (b.float_cast(g, source),))
 _TO_DEVICE = OpSpec("to_device", lambda b, g, xs, out, source: (b.float_to_device(g, source),))
+
+
+def _all_reduce_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) -> Grads:
+    # output i = op(inputs): each input's gradient is this output's gradient (scaled for a mean) on the
+    # input's device; the graph sums the contributions of every output, which makes the rule an
+    # all-reduce of the outputs' gradients, as the forward was
+    devices, scale = a
+    if scale != 1.0:
+        g = b.float_mul_scalar(g, scale)
+    return tuple(b.float_to_device(g, device) for device in devices)
+
+
+_ALL_REDUCE = OpSpec("all_reduce", _all_reduce_backward)
 
 
 def _slice_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) -> Grads:
@@ -616,6 +629,14 @@ class FloatOps(Recorder):
         inner = self._inner
         output = inner.float_to_device(tensor.primitive, self.inner_device(device))
         return self.track(_TO_DEVICE, (tensor,), output, inner.float_device(tensor.primitive))
+
+    def float_all_reduce(self, tensors: Sequence[T], op: ReduceOperation) -> list[T]:
+        inner = self._inner
+        primitives = [t.primitive for t in tensors]
+        outputs = inner.float_all_reduce(primitives, op)
+        scale = 1.0 / len(tensors) if op is ReduceOperation.MEAN else 1.0
+        devices = [inner.float_device(p) for p in primitives]
+        return [self.track(_ALL_REDUCE, tuple(tensors), output, (devices, scale)) for output in outputs]
 
     # -- creation and data: untracked -------------------------------------------------------------
     def float_from_data(self, data: TensorData, device: Any) -> T:

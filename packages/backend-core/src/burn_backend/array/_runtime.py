@@ -12,6 +12,7 @@ what its library does better.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
@@ -177,7 +178,7 @@ class ArrayRuntime:
         wanted = DType.of(dtype)
         draw_dtype = wanted.numpy if wanted in (DType.F32, DType.F64) else _F32
         if distribution.kind == "bernoulli":
-            samples = generator.random(shape, dtype=draw_dtype) < distribution.probability
+            samples = _bernoulli(generator, shape, float(distribution.probability), draw_dtype)
         elif distribution.kind == "normal":
             normal = generator.standard_normal(shape, dtype=draw_dtype)
             samples = normal * draw_dtype.type(distribution.std) + draw_dtype.type(distribution.mean)
@@ -272,3 +273,16 @@ class ArrayRuntime:
             out = xp.concat([out[tuple(keep)], combine(out[tuple(head)], out[tuple(tail)])], axis=dim)
             shift *= 2
         return out
+
+
+def _bernoulli(generator: Any, shape: tuple[int, ...], probability: float, draw_dtype: Any) -> Any:
+    """Bernoulli draws: with NumPy's generator, 32 random bits per value compared with
+    ``probability * 2**32`` (twice as fast as drawing floats: dropout draws a mask every step); with
+    another library's, uniform floats compared with ``probability``."""
+    if not isinstance(generator, np.random.Generator):
+        return generator.random(shape, dtype=draw_dtype) < probability
+    if probability >= 1.0 or probability <= 0.0:
+        return np.full(shape, probability >= 1.0)
+    count = math.prod(shape)
+    bits = generator.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
+    return (bits < np.uint32(probability * 2.0**32)).reshape(shape)

@@ -12,7 +12,8 @@ methods whose parameters differ from the interface. A backend class that still l
 runs too: each is a stub raising ``NotImplementedError``, which fails the tests that reach it. A backend
 declares the tests it cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason,
 ``*`` the only wildcard); they run as strict expected failures, so an exclusion that starts passing is
-reported, and a pattern that matches no test is an error. ``docs/writing-a-backend.md`` documents it all.
+reported, and a pattern that matches no test is an error. ``docs/advanced/writing-a-backend.md``
+documents it all.
 """
 
 from .._backend import interface_methods as interface_methods

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -126,6 +127,40 @@ def _place(x: Array, low: Sizes, step: Sizes, size: Sizes, fill: float) -> Array
     return out
 
 
+class _BufferPool:
+    """Column buffers kept between convolutions, by layout: ``take`` lends one out (never to two callers
+    at once, whatever the thread), ``give`` returns it; at most ``limit`` bytes are kept."""
+
+    def __init__(self, limit: int) -> None:
+        self._free: dict[tuple[Any, ...], list[tuple[Array, Array | None]]] = {}
+        self._bytes = 0
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def take(self, key: tuple[Any, ...]) -> tuple[Array, Array | None] | None:
+        with self._lock:
+            free = self._free.get(key)
+            if not free:
+                return None
+            pair = free.pop()
+            self._bytes -= _nbytes(pair)
+            return pair
+
+    def give(self, key: tuple[Any, ...], pair: tuple[Array, Array | None]) -> None:
+        with self._lock:
+            if self._bytes + _nbytes(pair) > self._limit:
+                return
+            self._free.setdefault(key, []).append(pair)
+            self._bytes += _nbytes(pair)
+
+
+def _nbytes(pair: tuple[Array, Array | None]) -> int:
+    return int(pair[0].nbytes + (0 if pair[1] is None else pair[1].nbytes))
+
+
+_BUFFERS = _BufferPool(64 << 20)
+
+
 def _chunk(batch: int, per_item: int) -> int:
     return max(1, min(batch, _CHUNK_BYTES // max(1, per_item)))
 
@@ -215,30 +250,45 @@ class _Columns:
         depth = per_group * self.taps
         buffers: dict[int, tuple[Array, Array | None]] = {}
         every = (slice(None), slice(None))
-        for start in range(first, last, size):
-            stop = min(last, start + size)
-            items = stop - start
-            if items not in buffers:
-                # zeros: the junk columns past each item's last window, and the padding, are never written
-                columns = np.zeros((items, groups, depth + ones, self.plane), dtype=self.dtype)
-                if ones:
-                    columns[:, :, depth] = 1
-                planes = None
-                if self.pad_blocks:
-                    planes = np.zeros((items, self.channels, *self.extent), dtype=self.dtype)
-                buffers[items] = columns, planes
-            columns, planes = buffers[items]
-            target = columns[:, :, :depth].reshape(items, groups, per_group, *self.kernel, *self.tail)
-            if self.wide:
-                target = target[..., : self.length]
-            if planes is None:
-                source = self.source[start:stop]
-            else:
-                if self.placement is not None:
-                    planes[every + self.placement[1]] = self.x[start:stop][every + self.placement[0]]
-                source = self._windows(planes)
-            np.copyto(target, source.reshape(items, groups, per_group, *source.shape[2:]))
-            yield start, stop, columns
+        # the layout of what a block writes: buffers of one layout are written at the same places each time,
+        # so the places never written (junk columns, padding) stay zero from one call to the next
+        layout = (
+            groups, per_group, ones, self.plane, self.dtype.str, self.kernel, self.tail, self.length,
+            self.wide, self.channels, tuple(self.extent), repr(self.placement),
+        )  # fmt: skip
+        try:
+            for start in range(first, last, size):
+                stop = min(last, start + size)
+                items = stop - start
+                if items not in buffers:
+                    buffers[items] = _BUFFERS.take((items, *layout)) or self._new_buffers(
+                        items, groups, depth, ones
+                    )
+                columns, planes = buffers[items]
+                target = columns[:, :, :depth].reshape(items, groups, per_group, *self.kernel, *self.tail)
+                if self.wide:
+                    target = target[..., : self.length]
+                if planes is None:
+                    source = self.source[start:stop]
+                else:
+                    if self.placement is not None:
+                        planes[every + self.placement[1]] = self.x[start:stop][every + self.placement[0]]
+                    source = self._windows(planes)
+                np.copyto(target, source.reshape(items, groups, per_group, *source.shape[2:]))
+                yield start, stop, columns
+        finally:  # the buffers serve the next convolution of this layout (np.zeros of a few MB is not free)
+            for items, pair in buffers.items():
+                _BUFFERS.give((items, *layout), pair)
+
+    def _new_buffers(self, items: int, groups: int, depth: int, ones: bool) -> tuple[Array, Array | None]:
+        # zeros: the junk columns past each item's last window, and the padding, are never written
+        columns = np.zeros((items, groups, depth + ones, self.plane), dtype=self.dtype)
+        if ones:
+            columns[:, :, depth] = 1
+        planes = None
+        if self.pad_blocks:
+            planes = np.zeros((items, self.channels, *self.extent), dtype=self.dtype)
+        return columns, planes
 
     def grid(self, buffer: Array) -> Array:
         """A ``[..., *out]`` view of a ``[..., plane]`` buffer (the valid outputs)."""

@@ -3,7 +3,8 @@
 Each loss is a module: losses with settings come as a ``XLossConfig`` whose ``init`` builds the loss
 (``CrossEntropyLossConfig(smoothing=0.1).init(device)``), the others are built directly (``MseLoss()``).
 ``forward`` computes the loss; the ``Reduction`` argument (or config field) chooses between the mean, the
-sum and the element-wise values.
+sum and the element-wise values. ``cross_entropy`` and ``cross_entropy_with_logits`` are functional
+forms (also in ``burn_nn.functional``).
 """
 
 from ._binary_cross_entropy import BinaryCrossEntropyLoss as BinaryCrossEntropyLoss
@@ -12,6 +13,8 @@ from ._cosine_embedding import CosineEmbeddingLoss as CosineEmbeddingLoss
 from ._cosine_embedding import CosineEmbeddingLossConfig as CosineEmbeddingLossConfig
 from ._cross_entropy import CrossEntropyLoss as CrossEntropyLoss
 from ._cross_entropy import CrossEntropyLossConfig as CrossEntropyLossConfig
+from ._cross_entropy import cross_entropy as cross_entropy
+from ._cross_entropy import cross_entropy_with_logits as cross_entropy_with_logits
 from ._kldiv import KLDivLoss as KLDivLoss
 from ._kldiv import KLDivLossConfig as KLDivLossConfig
 from ._reduction import Reduction as Reduction
@@ -39,4 +42,7 @@ __all__ = [
     "KLDivLossConfig",
     "CosineEmbeddingLoss",
     "CosineEmbeddingLossConfig",
+    # functional forms
+    "cross_entropy",
+    "cross_entropy_with_logits",
 ]

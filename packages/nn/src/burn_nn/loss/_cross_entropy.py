@@ -1,4 +1,5 @@
-"""``CrossEntropyLoss``: the negative log-likelihood of class indices under softmax logits."""
+"""``CrossEntropyLoss``: the negative log-likelihood of class indices under softmax logits, and the
+functional forms ``cross_entropy`` (class indices) and ``cross_entropy_with_logits`` (probabilities)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from ._checks import (
     check_class_indices,
     check_float,
     check_int,
+    check_same_dtype,
+    check_same_shape,
     class_weights_and_smoothing,
     constant_like,
     one_hot,
@@ -22,7 +25,7 @@ from ._checks import (
 )
 from ._reduction import Reduction, check_reduction
 
-__all__ = ["CrossEntropyLoss", "CrossEntropyLossConfig"]
+__all__ = ["CrossEntropyLoss", "CrossEntropyLossConfig", "cross_entropy", "cross_entropy_with_logits"]
 
 _LOSS = "CrossEntropyLoss"
 
@@ -73,7 +76,7 @@ class CrossEntropyLoss(Module):
 
     def __init__(self, config: CrossEntropyLossConfig, device: Device) -> None:
         weights, smoothing = class_weights_and_smoothing(_LOSS, config.weights, config.smoothing, device)
-        self.pad_tokens: tuple[int, ...] | None = _pad_tokens(config.pad_tokens)
+        self.pad_tokens: tuple[int, ...] | None = _pad_tokens(config.pad_tokens, _LOSS)
         self.weights = weights
         self.smoothing = smoothing
         self.logits: bool = bool(config.logits)
@@ -95,67 +98,160 @@ class CrossEntropyLoss(Module):
                 is not ``num_classes``, or the reduction is ``BATCH_MEAN``.
         """
         logits = check_float(_LOSS, "logits", logits, rank=2)
-        targets = check_int(_LOSS, "targets", targets, rank=1)
-        reduction = check_reduction(_LOSS, reduction)
-        batch_size, num_classes = logits.dims()
-        if targets.dims() != [batch_size]:
-            raise ValueError(
-                f"{_LOSS}: targets must have shape [{batch_size}] for logits of shape "
-                f"{logits.dims()}, got {targets.dims()}"
-            )
         weights = None if self.weights is None else constant_like(self.weights, logits)
-        if weights is not None and weights.dims() != [num_classes]:
-            raise ValueError(
-                f"{_LOSS}: {weights.dims()[0]} class weights given for logits of {num_classes} classes"
+        return _cross_entropy(
+            _LOSS, logits, targets, weights, self.pad_tokens, self.smoothing, self.logits, reduction
+        )
+
+
+def _cross_entropy(
+    loss: str,
+    logits: Tensor,
+    targets: Tensor,
+    weights: Tensor | None,
+    pad_tokens: tuple[int, ...] | None,
+    smoothing: float | None,
+    from_logits: bool,
+    reduction: Reduction,
+) -> Tensor:
+    """The cross-entropy of ``CrossEntropyLoss.forward`` and ``cross_entropy``; errors name ``loss``."""
+    logits = check_float(loss, "logits", logits, rank=2)
+    targets = check_int(loss, "targets", targets, rank=1)
+    reduction = check_reduction(loss, reduction)
+    batch_size, num_classes = logits.dims()
+    if targets.dims() != [batch_size]:
+        raise ValueError(
+            f"{loss}: targets must have shape [{batch_size}] for logits of shape "
+            f"{logits.dims()}, got {targets.dims()}"
+        )
+    if weights is not None and weights.dims() != [num_classes]:
+        raise ValueError(
+            f"{loss}: {weights.dims()[0]} class weights given for logits of {num_classes} classes"
+        )
+
+    pad_mask = _padding_mask(targets, pad_tokens)
+    # pad tokens need not be classes (PyTorch's -100): any class stands in for them, then is masked
+    classes = targets if pad_mask is None else targets.mask_fill(pad_mask, 0)
+    check_class_indices(loss, "targets", classes, num_classes)
+
+    if from_logits:
+        log_probs = log_softmax(logits, 1)
+    else:
+        log_probs = logits.clamp_min(math.sqrt(tiny(logits.dtype))).log()
+
+    if smoothing is None:
+        picked = log_probs.gather(1, classes.reshape([batch_size, 1])).reshape([batch_size])
+        sample_weights = None if weights is None else weights.gather(0, classes)
+        losses = -picked if sample_weights is None else -(picked * sample_weights)
+    else:
+        alpha = smoothing
+        smoothed = one_hot(classes, num_classes, logits.dtype) * (1.0 - alpha) + alpha / num_classes
+        terms = log_probs * smoothed
+        if weights is not None:
+            terms = terms * weights.reshape([1, num_classes])
+        losses = -terms.sum_dim(1).reshape([batch_size])
+        sample_weights = None if weights is None else weights.gather(0, classes)
+
+    if pad_mask is not None:
+        losses = losses.mask_fill(pad_mask, 0.0)
+    if reduction is Reduction.NONE:
+        return losses
+    if reduction is Reduction.SUM:
+        return losses.sum()
+    if sample_weights is None and pad_mask is None:
+        return losses.mean()
+    normalizer = losses.ones_like() if sample_weights is None else sample_weights
+    if pad_mask is not None:
+        normalizer = normalizer.mask_fill(pad_mask, 0.0)
+    return losses.sum() / normalizer.sum()
+
+
+def _padding_mask(targets: Tensor, pad_tokens: tuple[int, ...] | None) -> Tensor | None:
+    """The Bool ``[batch_size]`` mask of pad-token targets, or None without pad tokens."""
+    if not pad_tokens:
+        return None
+    mask = targets.equal_elem(pad_tokens[0])
+    for token in pad_tokens[1:]:
+        mask = mask.bool_or(targets.equal_elem(token))
+    return mask
+
+
+def cross_entropy(
+    logits: Tensor,
+    targets: Tensor,
+    weights: Tensor | Sequence[float] | None = None,
+    pad_tokens: Sequence[int] | None = None,
+    smoothing: float | None = None,
+    reduction: Reduction = Reduction.AUTO,
+) -> Tensor:
+    """The cross-entropy between the class indices ``targets`` and the softmax of ``logits``, as
+    ``torch.nn.functional.cross_entropy`` (``weights`` is its ``weight``, ``pad_tokens`` its
+    ``ignore_index``, ``smoothing`` its ``label_smoothing``); the functional form of
+    ``CrossEntropyLoss``, whose docstring details the formula.
+
+    Args:
+        logits: ``[batch_size, num_classes]`` Float logits.
+        targets: ``[batch_size]`` Int class indices in ``[0, num_classes)`` (or pad tokens).
+        weights: a positive weight per class (a Float tensor ``[num_classes]`` or a sequence), or ``None``.
+        pad_tokens: target values whose samples are ignored, or ``None``.
+        smoothing: label smoothing ``alpha`` in ``[0, 1]``, or ``None``.
+        reduction: ``AUTO`` / ``MEAN`` (the weighted mean over non-pad samples, ``[1]``), ``SUM`` or
+            ``NONE`` (``[batch_size]``).
+
+    Returns:
+        The loss, ``[1]`` or ``[batch_size]``.
+
+    Example:
+        >>> logits = Tensor.from_data([[2.0, 0.0], [0.0, 2.0]])
+        >>> round(cross_entropy(logits, Tensor.from_data([0, 1])).item(), 4)
+        0.1269
+    """
+    op = "cross_entropy"
+    logits = check_float(op, "logits", logits, rank=2)
+    if isinstance(weights, Tensor):
+        weights = check_float(op, "weights", weights, rank=1)
+        _, smoothing = class_weights_and_smoothing(op, None, smoothing, logits.device)
+        if weights.dtype != logits.dtype:
+            raise TypeError(
+                f"{op}: weights and logits need one dtype, got {weights.dtype} and {logits.dtype}"
             )
-
-        pad_mask = self._padding_mask(targets)
-        # pad tokens need not be classes (PyTorch's -100): any class stands in for them, then is masked
-        classes = targets if pad_mask is None else targets.mask_fill(pad_mask, 0)
-        check_class_indices(_LOSS, "targets", classes, num_classes)
-
-        if self.logits:
-            log_probs = log_softmax(logits, 1)
-        else:
-            log_probs = logits.clamp_min(math.sqrt(tiny(logits.dtype))).log()
-
-        if self.smoothing is None:
-            picked = log_probs.gather(1, classes.reshape([batch_size, 1])).reshape([batch_size])
-            sample_weights = None if weights is None else weights.gather(0, classes)
-            losses = -picked if sample_weights is None else -(picked * sample_weights)
-        else:
-            alpha = self.smoothing
-            smoothed = one_hot(classes, num_classes, logits.dtype) * (1.0 - alpha) + alpha / num_classes
-            terms = log_probs * smoothed
-            if weights is not None:
-                terms = terms * weights.reshape([1, num_classes])
-            losses = -terms.sum_dim(1).reshape([batch_size])
-            sample_weights = None if weights is None else weights.gather(0, classes)
-
-        if pad_mask is not None:
-            losses = losses.mask_fill(pad_mask, 0.0)
-        if reduction is Reduction.NONE:
-            return losses
-        if reduction is Reduction.SUM:
-            return losses.sum()
-        if sample_weights is None and pad_mask is None:
-            return losses.mean()
-        normalizer = losses.ones_like() if sample_weights is None else sample_weights
-        if pad_mask is not None:
-            normalizer = normalizer.mask_fill(pad_mask, 0.0)
-        return losses.sum() / normalizer.sum()
-
-    def _padding_mask(self, targets: Tensor) -> Tensor | None:
-        """The Bool ``[batch_size]`` mask of pad-token targets, or None without pad tokens."""
-        if not self.pad_tokens:
-            return None
-        mask = targets.equal_elem(self.pad_tokens[0])
-        for token in self.pad_tokens[1:]:
-            mask = mask.bool_or(targets.equal_elem(token))
-        return mask
+    else:
+        weight_values, smoothing = class_weights_and_smoothing(op, weights, smoothing, logits.device)
+        weights = None if weight_values is None else constant_like(weight_values, logits)
+    return _cross_entropy(
+        op, logits, targets, weights, _pad_tokens(pad_tokens, op), smoothing, True, reduction
+    )
 
 
-def _pad_tokens(tokens: Sequence[int] | None) -> tuple[int, ...] | None:
+def cross_entropy_with_logits(logits: Tensor, targets: Tensor) -> Tensor:
+    """The cross-entropy between the class probabilities ``targets`` and the softmax of ``logits`` along
+    the last dim, averaged over the other dims: ``mean(-sum_c targets[..., c] * log_softmax(logits)[...,
+    c])``, as Burn's ``cross_entropy_with_logits`` (``torch.nn.functional.cross_entropy`` with
+    probability targets).
+
+    Args:
+        logits: a Float tensor ``[..., num_classes]``.
+        targets: class probabilities of ``logits``' shape and dtype (each row summing to 1).
+
+    Returns:
+        The loss, ``[1]``.
+
+    Example:
+        >>> logits = Tensor.from_data([[0.0, 0.0]])
+        >>> round(cross_entropy_with_logits(logits, Tensor.from_data([[0.5, 0.5]])).item(), 4)
+        0.6931
+    """
+    op = "cross_entropy_with_logits"
+    logits = check_float(op, "logits", logits)
+    targets = check_float(op, "targets", targets)
+    check_same_shape(op, "logits", logits, "targets", targets)
+    check_same_dtype(op, "logits", logits, "targets", targets)
+    if logits.rank < 1:
+        raise ValueError(f"{op}: logits must have rank >= 1 ([..., num_classes]), got a scalar")
+    return -(targets * log_softmax(logits, logits.rank - 1)).sum_dim(-1).mean()
+
+
+def _pad_tokens(tokens: Sequence[int] | None, loss: str) -> tuple[int, ...] | None:
     if tokens is None:
         return None
     try:
@@ -163,4 +259,4 @@ def _pad_tokens(tokens: Sequence[int] | None) -> tuple[int, ...] | None:
             raise TypeError
         return tuple(operator.index(token) for token in tokens)
     except TypeError:
-        raise TypeError(f"{_LOSS}: pad tokens must be ints, got {tokens!r}") from None
+        raise TypeError(f"{loss}: pad tokens must be ints, got {tokens!r}") from None

@@ -584,9 +584,12 @@ def test_slice_assign_errors(device: Device) -> None:
 
 def test_getitem_errors(device: Device) -> None:
     tensor = floats(device, (2, 3))
-    for key, kind in [(None, "NoneType"), (index_tensor([0], device), "Tensor"), ([0, 1], "list")]:
+    # None, masks and index tensors index (core/test_index_syntax.py); lists and arrays do not
+    for key, kind in [([0, 1], "list"), (np.array([0, 1]), "ndarray")]:
         with pytest.raises(TypeError, match=f"__getitem__: {kind} indices are not slices"):
             tensor[key]
+    with pytest.raises(TypeError, match="one 1-d Int tensor at most"):
+        tensor[0, index_tensor([[0]], device)]
     with pytest.raises(IndexError, match="at most one ellipsis"):
         tensor[..., ...]
     with pytest.raises(IndexError, match="out of range"):

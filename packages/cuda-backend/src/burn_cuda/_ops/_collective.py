@@ -1,0 +1,88 @@
+"""``float_all_reduce`` through NCCL: one communicator per GPU of the call, created once per set of
+devices (``NcclCommunicator.initAll``), and one grouped ``allReduce`` per call on each device's current
+stream. Where CuPy has no NCCL, or a dtype NCCL lacks (bf16 before NCCL 2.10), the interface's default
+(copies through ``float_to_device``) runs instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from burn_backend import ReduceOperation
+from burn_backend.array import ArrayBackend
+
+from .._cupy import cp
+
+Array = Any
+_lock = threading.Lock()
+
+
+@functools.cache
+def _nccl() -> Any:
+    """CuPy's NCCL module, or ``None`` where CuPy was built without NCCL."""
+    try:
+        from cupy.cuda import nccl
+    except ImportError:
+        return None
+    return nccl if getattr(nccl, "available", True) else None
+
+
+@functools.cache
+def _communicators(device_ids: tuple[int, ...]) -> list[Any]:
+    """One communicator per device, ranks in the order given (created once: NCCL's set-up is slow)."""
+    return list(_nccl().NcclCommunicator.initAll(list(device_ids)))
+
+
+def _nccl_dtype(nccl: Any, dtype: Any) -> int | None:
+    name = cp.dtype(dtype).name
+    names = {"float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64", "float16": "NCCL_FLOAT16"}
+    if name == "bfloat16":
+        return getattr(nccl, "NCCL_BFLOAT16", None)
+    return getattr(nccl, names[name]) if name in names else None
+
+
+def nccl_all_reduce(tensors: Sequence[Array], op: ReduceOperation) -> list[Array] | None:
+    """The all-reduce on NCCL, or ``None`` where NCCL cannot run it (no NCCL, a dtype it lacks, two
+    tensors on one GPU). Each result is a new array on its input's GPU."""
+    nccl = _nccl()
+    if nccl is None:
+        return None
+    dtype = _nccl_dtype(nccl, tensors[0].dtype)
+    device_ids = tuple(int(t.device.id) for t in tensors)
+    if dtype is None or len(set(device_ids)) != len(device_ids):
+        return None
+    mean_in_nccl = op is ReduceOperation.MEAN and hasattr(nccl, "NCCL_AVG")
+    reduce = nccl.NCCL_AVG if mean_in_nccl else nccl.NCCL_SUM
+    with _lock:  # NCCL's grouped calls from two threads at once would interleave
+        communicators = _communicators(device_ids)
+        inputs, outputs = [], []
+        for tensor, device_id in zip(tensors, device_ids):
+            with cp.cuda.Device(device_id):
+                source = cp.ascontiguousarray(tensor)
+                inputs.append(source)
+                outputs.append(cp.empty_like(source))
+        nccl.groupStart()
+        for communicator, source, out, device_id in zip(communicators, inputs, outputs, device_ids):
+            with cp.cuda.Device(device_id):
+                stream = cp.cuda.get_current_stream()
+                communicator.allReduce(source.data.ptr, out.data.ptr, source.size, dtype, reduce, stream.ptr)
+        nccl.groupEnd()
+    if op is ReduceOperation.MEAN and not mean_in_nccl:
+        for out, device_id in zip(outputs, device_ids):
+            with cp.cuda.Device(device_id):
+                out /= len(outputs)
+    return [out.reshape(t.shape) for out, t in zip(outputs, tensors)]
+
+
+class CollectiveOps:
+    """Cuda's collectives: NCCL where it applies, the interface's default elsewhere."""
+
+    def float_all_reduce(self, tensors: Sequence[Array], op: ReduceOperation) -> list[Array]:
+        if len(tensors) > 1:
+            reduced = nccl_all_reduce(tensors, op)
+            if reduced is not None:
+                return reduced
+        return ArrayBackend.float_all_reduce(self, tensors, op)  # type: ignore[arg-type]
