@@ -395,7 +395,9 @@ class DataLoaderIterator(Iterator[B]):
             else:
                 self._fill()
                 _, future = self._pending.popleft()
-                batch = future.result()
+                # a batch no worker has started yet is made here rather than waited for: the caller
+                # never idles behind the queue (the workers' lower priority can leave it unstarted)
+                batch = self._loader._make(self._batches[index]) if future.cancel() else future.result()
                 self._fill()
         except BaseException:
             self.close()
