@@ -8,17 +8,15 @@ Run: ``python tools/bench/bench_autodiff.py [--quick]``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from _harness import arguments, compare, print_table
+from _mlp import mlp
 
 from burn_autodiff import Autodiff
 from burn_backend import Tensor
 from burn_backend.activation import relu
 from burn_backend.module import linear
 from burn_ndarray import NdArray
-
-LAYERS, WIDTH, BATCH = 10, 256, 64
 
 
 def main() -> None:
@@ -34,35 +32,12 @@ def main() -> None:
         "add 2x2 f32, require_grad", lambda: a + b, lambda: ta + tb, "torch", "<= 2x", repeat, 10_000
     )
 
-    rng = np.random.default_rng(0)
-    weights = [
-        (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32) for _ in range(LAYERS)
-    ]
-    biases = [(rng.standard_normal((1, WIDTH)) * 0.1).astype(np.float32) for _ in range(LAYERS)]
-    x_np = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
-    params = [(Tensor.from_numpy(w, device).require_grad(), Tensor.from_numpy(c, device).require_grad())
-              for w, c in zip(weights, biases)]  # fmt: skip
-    x = Tensor.from_numpy(x_np, device)
-    torch_params = [(torch.tensor(w, requires_grad=True), torch.tensor(c, requires_grad=True))
-                    for w, c in zip(weights, biases)]  # fmt: skip
-    tx = torch.tensor(x_np)
-
-    def ours() -> None:
-        h = x
-        for w, c in params:
-            h = relu(h.matmul(w) + c)
-        grads = h.sum().backward()
-        params[0][0].grad(grads)
-
-    def theirs() -> None:
-        h = tx
-        for w, c in torch_params:
-            h = torch.relu(h @ w + c)
-            w.grad = None
-            c.grad = None
-        h.sum().backward()
-
-    mlp = compare("MLP 10x256 (matmul + add), fwd + bwd", ours, theirs, "torch", "<= 1.2x", repeat, 10)
+    problem = mlp(device, read_all=False)
+    weights, biases = problem.weights, problem.biases
+    x, tx = Tensor.from_numpy(problem.x, device), torch.tensor(problem.x)
+    matmul_add = compare(
+        "MLP 10x256 (matmul + add), fwd + bwd", problem.ours, problem.theirs, "torch", "<= 1.2x", repeat, 10
+    )
 
     # Burn's Linear layout: weight [d_in, d_out], bias [d_out]; torch's linear takes the transpose
     layer_params = [
@@ -90,7 +65,7 @@ def main() -> None:
     mlp_linear = compare(
         "MLP 10x256 (linear layers), fwd + bwd", ours_linear, theirs_linear, "torch", "<= 1.5x", repeat, 10
     )
-    print_table("Autodiff(NdArray()) (ratio = our time / PyTorch CPU time)", [tiny, mlp_linear, mlp])
+    print_table("Autodiff(NdArray()) (ratio = our time / PyTorch CPU time)", [tiny, mlp_linear, matmul_add])
 
 
 if __name__ == "__main__":

@@ -21,17 +21,19 @@ from pathlib import Path
 import numpy as np
 import torch
 from _harness import Row, arguments, compare, print_table
+from _mlp import mlp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "guide"))
 
 from burn_autodiff import Autodiff
 from burn_backend import Backend, Tensor
-from burn_backend.activation import relu
 from burn_fusion import Fusion
 from burn_ndarray import NdArray
 
 SIZE = 4_000_000
-LAYERS, WIDTH, BATCH = 10, 256, 64
+
+
+BATCH = 64  # the guide's batch
 
 
 def custom_gelu(x: Tensor) -> Tensor:
@@ -62,38 +64,10 @@ def gelu_rows(repeat: int) -> list[Row]:
 
 
 def mlp_row(backend: Backend, label: str, repeat: int) -> Row:
-    device = backend.device()
-    rng = np.random.default_rng(0)
-    weights = [
-        (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32) for _ in range(LAYERS)
-    ]
-    biases = [(rng.standard_normal((1, WIDTH)) * 0.1).astype(np.float32) for _ in range(LAYERS)]
-    x_np = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
-    params = [(Tensor.from_numpy(w, device).require_grad(), Tensor.from_numpy(c, device).require_grad())
-              for w, c in zip(weights, biases)]  # fmt: skip
-    x = Tensor.from_numpy(x_np, device)
-    torch_params = [(torch.tensor(w, requires_grad=True), torch.tensor(c, requires_grad=True))
-                    for w, c in zip(weights, biases)]  # fmt: skip
-    tx = torch.tensor(x_np)
-
-    def ours() -> None:
-        h = x
-        for w, c in params:
-            h = relu(h.matmul(w) + c)
-        grads = h.sum().backward()
-        for w, c in params:
-            w.grad(grads).to_data()
-            c.grad(grads).to_data()
-
-    def theirs() -> None:
-        h = tx
-        for w, c in torch_params:
-            h = torch.relu(h @ w + c)
-            w.grad = None
-            c.grad = None
-        h.sum().backward()
-
-    return compare(f"MLP 10x256 fwd + bwd, {label}", ours, theirs, "torch", "<= 1.0x", repeat, 10)
+    problem = mlp(backend.device(), read_all=True)
+    return compare(
+        f"MLP 10x256 fwd + bwd, {label}", problem.ours, problem.theirs, "torch", "<= 1.0x", repeat, 10
+    )
 
 
 def guide_row(backend: Backend, label: str, repeat: int) -> Row:

@@ -154,12 +154,7 @@ class ElementwiseBlock:
         values = list(self.inputs)
         for index, step in enumerate(self.steps):
             values.append(_result(step, values, f"step {index} ({step.op})"))
-        if not self.outputs:
-            raise ValueError("an element-wise block returns at least one value")
-        for ref in self.outputs:
-            if not 0 <= ref < len(values):
-                raise ValueError(f"output {ref}: the block has values 0 .. {len(values) - 1}")
-        object.__setattr__(self, "values", tuple(values))
+        _set_values(self, values)
 
     @property
     def scalars(self) -> tuple[Scalar, ...]:
@@ -233,6 +228,16 @@ def run_op_by_op(
         operands = [values[ref] for ref in step.args] + [next(given) for _ in step.scalars]
         values.append(getattr(backend, step.op)(*operands))
     return [values[ref] for ref in block.outputs]
+
+
+def _set_values(block: ElementwiseBlock | ReduceBlock, values: list[TensorSpec]) -> None:
+    """Check a block's outputs against its values (inputs, then one per step) and store the values."""
+    if not block.outputs:
+        raise ValueError(f"a {type(block).__name__} returns at least one value")
+    for ref in block.outputs:
+        if not 0 <= ref < len(values):
+            raise ValueError(f"output {ref}: the block has values 0 .. {len(values) - 1}")
+    object.__setattr__(block, "values", tuple(values))
 
 
 def _result(step: ElementwiseStep, values: list[TensorSpec], where: str) -> TensorSpec:
@@ -362,9 +367,7 @@ class ReduceBlock:
                 values.append(TensorSpec(spec.dtype, tuple(shape)))
             else:
                 values.append(_result(step, values, where))
-        if not self.outputs or any(not 0 <= ref < len(values) for ref in self.outputs):
-            raise ValueError(f"outputs {self.outputs}: the block has values 0 .. {len(values) - 1}")
-        object.__setattr__(self, "values", tuple(values))
+        _set_values(self, values)
 
     @property
     def scalars(self) -> tuple[Scalar, ...]:

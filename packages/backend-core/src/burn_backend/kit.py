@@ -20,7 +20,10 @@ meta-package. It holds
   which generated kernels, the fusion IR and the conformance references read;
 - the IR of the fusion compile hook (``Backend.compile_elementwise``): ``ElementwiseBlock`` of
   ``ElementwiseStep`` over inputs described by ``TensorSpec``, the ``ElementwisePlan`` a compiler
-  returns, and ``run_op_by_op``, what runs a block where there is no plan;
+  returns, and ``run_op_by_op``, what runs a block where there is no plan; the blocks a compiler with the
+  ``compile_fused`` hook (``FUSED_HOOK``) also receives: ``ReduceBlock`` (``ReduceStep``, ``REDUCE_OPS``),
+  ``MatmulBlock``, casts (``CastStep``, ``CAST_OPS``), ``GivenUp`` inputs a plan may overwrite, and
+  ``run_fused_op_by_op``;
 - ``register_dtype``: makes ``DType.of`` read the dtype objects of an array library other than NumPy,
   so that a backend's primitives may carry them (``burn_backend.array.ArrayRuntime`` registers its
   namespace's);
@@ -44,10 +47,20 @@ from ._dtype import register_dtype as register_dtype
 from ._elementwise import ELEMENTWISE_OPS as ELEMENTWISE_OPS
 from ._elementwise import EXPRESSION_FUNCTIONS as EXPRESSION_FUNCTIONS
 from ._elementwise import ElementwiseOp as ElementwiseOp
+from ._fusion_ir import CAST_OPS as CAST_OPS
+from ._fusion_ir import FUSED_HOOK as FUSED_HOOK
+from ._fusion_ir import REDUCE_OPS as REDUCE_OPS
+from ._fusion_ir import CastStep as CastStep
 from ._fusion_ir import ElementwiseBlock as ElementwiseBlock
 from ._fusion_ir import ElementwisePlan as ElementwisePlan
 from ._fusion_ir import ElementwiseStep as ElementwiseStep
+from ._fusion_ir import FusedBlock as FusedBlock
+from ._fusion_ir import GivenUp as GivenUp
+from ._fusion_ir import MatmulBlock as MatmulBlock
+from ._fusion_ir import ReduceBlock as ReduceBlock
+from ._fusion_ir import ReduceStep as ReduceStep
 from ._fusion_ir import TensorSpec as TensorSpec
+from ._fusion_ir import run_fused_op_by_op as run_fused_op_by_op
 from ._fusion_ir import run_op_by_op as run_op_by_op
 from ._ops._sizes import adaptive_pool_windows as adaptive_pool_windows
 from ._ops._sizes import avg_pool_divisors as avg_pool_divisors
@@ -77,6 +90,17 @@ __all__ = [
     "TensorSpec",
     "ElementwisePlan",
     "run_op_by_op",
+    # the fused blocks beyond element-wise chains (the ``compile_fused`` hook)
+    "FUSED_HOOK",
+    "FusedBlock",
+    "ReduceBlock",
+    "ReduceStep",
+    "MatmulBlock",
+    "CastStep",
+    "CAST_OPS",
+    "REDUCE_OPS",
+    "GivenUp",
+    "run_fused_op_by_op",
     # indexing
     "canonical_slices",
     "slice_length",

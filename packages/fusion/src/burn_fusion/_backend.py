@@ -10,8 +10,7 @@ from threading import get_ident
 from typing import Any, ClassVar
 
 from burn_backend import ActivationOps, AutodiffBackend, Backend, Device, DType
-from burn_backend._fusion_ir import CAST_OPS
-from burn_backend.kit import ELEMENTWISE_OPS, BackendDecorator, ElementwiseOp, interface_methods
+from burn_backend.kit import CAST_OPS, ELEMENTWISE_OPS, BackendDecorator, ElementwiseOp, interface_methods
 
 from ._executor import Executor, compile_after_default
 from ._stream import PendingOp, Stream

@@ -22,19 +22,22 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from burn_backend._fusion_ir import (
+from burn_backend.kit import (
     CAST_OPS,
     FUSED_HOOK,
     REDUCE_OPS,
     CastStep,
+    ElementwiseBlock,
+    ElementwisePlan,
+    ElementwiseStep,
     FusedBlock,
     GivenUp,
     MatmulBlock,
     ReduceBlock,
     ReduceStep,
+    TensorSpec,
     run_fused_op_by_op,
 )
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan, ElementwiseStep, TensorSpec
 
 if TYPE_CHECKING:
     from burn_backend import Backend, Device

@@ -8,8 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from burn_backend import Device
-from burn_backend._fusion_ir import MatmulBlock, ReduceBlock
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan, MatmulBlock, ReduceBlock
 
 from . import _numba
 from ._fusion import compile_block, compile_matmul, compile_reduce
@@ -63,7 +62,7 @@ class NumbaOps(ActivationOps):
         self, block: ElementwiseBlock | ReduceBlock | MatmulBlock, device: Device
     ) -> ElementwisePlan | None:
         """The fusion hook for blocks around a reduction or a matmul, and blocks with casts
-        (``burn_backend._fusion_ir``)."""
+        (``burn_backend.kit``)."""
         if isinstance(block, ElementwiseBlock):
             return compile_block(self, block)  # type: ignore[arg-type]
         if isinstance(block, ReduceBlock):

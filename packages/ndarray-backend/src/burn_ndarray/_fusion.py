@@ -29,15 +29,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from burn_backend import DType, Kind
-from burn_backend._fusion_ir import (
+from burn_backend.kit import (
     CastStep,
+    ElementwiseBlock,
+    ElementwisePlan,
+    ElementwiseStep,
     GivenUp,
     MatmulBlock,
     ReduceBlock,
     ReduceStep,
+    TensorSpec,
     run_fused_op_by_op,
+    run_op_by_op,
 )
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan, ElementwiseStep, TensorSpec, run_op_by_op
 
 from . import _numba
 
@@ -244,16 +248,8 @@ def compile_block(backend: Backend, block: ElementwiseBlock) -> ElementwisePlan 
     dtype and shape that nothing but that list references (its reference count says so: the decorator
     drops its own reference to an input read for the last time) and that owns its memory, instead of
     a new array. In the kernel each element is read before it is written, in the same iteration."""
-    if _numba.kernels() is None or any(spec.dtype not in _SUPPORTED for spec in block.values):
+    if not _compilable(block):
         return None
-    if any(
-        isinstance(step, ElementwiseStep)
-        and not isinstance(step, CastStep)
-        and _uses_erf(step.entry.expression)
-        and block.values[step.args[0]].dtype is DType.F64
-        for step in block.steps
-    ):
-        return None  # numba's f64 erf/erfc are ~1e-10 off in the tails: op by op keeps f64 exact
     layout = block.loop_layout()
     if layout is None:
         return None
@@ -482,17 +478,23 @@ def _scalar_converters(steps: Sequence[Any], values: Sequence[TensorSpec]) -> li
     return converters
 
 
-def compile_reduce(backend: Backend, block: ReduceBlock) -> ElementwisePlan | None:
-    """A numba plan computing a reduce block, or ``None`` (run it op by op)."""
+def _compilable(block: ElementwiseBlock | ReduceBlock) -> bool:
+    """Whether numba can compile ``block``: numba is there, every value's dtype is one it computes, and no
+    erf/erfc reads an f64 (numba's are ~1e-10 off in the tails: op by op keeps f64 exact)."""
     if _numba.kernels() is None or any(spec.dtype not in _SUPPORTED for spec in block.values):
-        return None
-    if any(
+        return False
+    return not any(
         isinstance(step, ElementwiseStep)
         and not isinstance(step, CastStep)
         and _uses_erf(step.entry.expression)
         and block.values[step.args[0]].dtype is DType.F64
         for step in block.steps
-    ):
+    )
+
+
+def compile_reduce(backend: Backend, block: ReduceBlock) -> ElementwisePlan | None:
+    """A numba plan computing a reduce block, or ``None`` (run it op by op)."""
+    if not _compilable(block):
         return None
     layout = _reduce_layout(block)
     if layout is None:

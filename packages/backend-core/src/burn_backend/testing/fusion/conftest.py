@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Backend, Device, Tensor
-from burn_backend._fusion_ir import FUSED_HOOK
-from burn_backend.kit import BackendDecorator
+from burn_backend.kit import FUSED_HOOK, BackendDecorator
 
 
 class FusionUnderTest:
