@@ -49,6 +49,10 @@ class _Writeback:
         self._function = function
         self._ranges: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="burn-record-writeback", daemon=True)
+
+    def start(self) -> None:
+        """Start the thread (separately from construction: the owner keeps the object first, so that an
+        exception raised by a signal handler at any point still reaches a ``close`` that stops it)."""
         self._thread.start()
 
     def _run(self) -> None:
@@ -62,7 +66,8 @@ class _Writeback:
     def close(self) -> None:
         """Wait for the requests made so far (the descriptor must stay open until then)."""
         self._ranges.put(None)
-        self._thread.join()
+        if self._thread.ident is not None:
+            self._thread.join()
 
 
 class DurableFile:
@@ -120,6 +125,7 @@ class DurableFile:
         if self._durable and self._position - self._started >= _WRITEBACK_STEP:
             if self._writeback is None:
                 self._writeback = _Writeback(self._descriptor, _start_writeback)
+                self._writeback.start()
             self._writeback.request(self._started, self._position - self._started)
             self._started = self._position
 
