@@ -64,9 +64,9 @@ class Batcher:
 
 
 class Model(Module):
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device: Device, dropout: float = 0.3) -> None:
         self.linear1 = LinearConfig(FEATURES, 32).init(device)
-        self.dropout = DropoutConfig(0.3).init()
+        self.dropout = DropoutConfig(dropout).init()
         self.activation = Relu()
         self.linear2 = LinearConfig(32, CLASSES).init(device)
 
@@ -132,6 +132,7 @@ def run(
     renderer: Any = None,
     builder_hook: Any = None,
     devices: list[Device] | None = None,
+    dropout: float = 0.3,
 ) -> Module:
     devices = devices or [Autodiff(NdArray()).device()]
     device = devices[0]
@@ -162,7 +163,7 @@ def run(
     if builder_hook is not None:
         builder = builder_hook(builder)
     scheduler = StepLrSchedulerConfig(1e-2, 10, 0.5)
-    learner = builder.build(Model(device), AdamConfig().init(), scheduler)
+    learner = builder.build(Model(device, dropout), AdamConfig().init(), scheduler)
     return learner.fit(train_loader, valid_loader)
 
 
@@ -176,10 +177,33 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--resume", type=int)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument("--distributed", action="store_true", help="one process of a burn_train.launch run")
+    parser.add_argument("--stop-at", type=int, nargs=3, help="RANK EPOCH ITERATION: that rank asks to stop")
     args = parser.parse_args()
     renderer = ProgressFile(args.artifact_dir / "progress.txt")
-    model = run(args.artifact_dir, args.epochs, resume=args.resume, delay=args.delay, renderer=renderer)
-    np.savez(args.artifact_dir / "final.npz", **weights(model))
+    final = args.artifact_dir / "final.npz"
+    hook = None
+    if args.distributed:
+        from burn_backend.distributed import ProcessGroup
+
+        group = ProcessGroup.from_environment(timeout=60)
+        final = args.artifact_dir / f"final-rank{group.rank}.npz"
+        renderer = ProgressFile(args.artifact_dir / f"progress-rank{group.rank}.txt")
+
+        def hook(builder: Any) -> Any:
+            builder = builder.distributed(group)
+            if args.stop_at and args.stop_at[0] == group.rank:
+                stopper = StopAfter(args.stop_at[1], args.stop_at[2])
+                stopper.interrupter = builder.interrupter()
+                builder = builder.metric_train(stopper)
+            return builder
+
+    model = run(
+        args.artifact_dir, args.epochs, resume=args.resume, delay=args.delay, renderer=renderer,
+        dropout=args.dropout, builder_hook=hook,
+    )  # fmt: skip
+    np.savez(final, **weights(model))
     print("done", file=sys.stderr)
 
 

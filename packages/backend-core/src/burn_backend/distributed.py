@@ -7,6 +7,9 @@ NCCL overrides):
 - ``all_reduce(tensors, op)``: one thread holds every device's tensor and gets every result back.
   Differentiable on an autodiff backend: the gradient of a sum (mean) all-reduce is the sum (mean)
   all-reduce of the outputs' gradients.
+- ``ProcessGroup``: one process per device (started by ``python -m burn_train.launch``), possibly on
+  several machines; each calls ``group.all_reduce(tensor, op)`` (``Backend.float_all_reduce_processes``:
+  NCCL on Cuda, the group's host transport elsewhere).
 - ``CollectiveGroup(devices)``: one thread per device, as in data-parallel training; each calls
   ``group.all_reduce(tensor, op)`` with its own tensor and blocks until every device of the group has
   called, then gets its device's result. Groups are reusable: the calls of each round meet in order.
@@ -31,9 +34,10 @@ from collections.abc import Sequence
 from ._device import Device
 from ._dtype import Kind
 from ._ops.distributed import ReduceOperation
+from ._process_group import ProcessGroup
 from ._tensor import Tensor
 
-__all__ = ["CollectiveGroup", "ReduceOperation", "all_reduce"]
+__all__ = ["CollectiveGroup", "ProcessGroup", "ReduceOperation", "all_reduce"]
 
 
 def all_reduce(tensors: Sequence[Tensor], op: ReduceOperation = ReduceOperation.SUM) -> list[Tensor]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from burn_backend import Device, Recorder
+from burn_backend.distributed import ProcessGroup
 from burn_nn import Module
 from burn_nn.optim import ConstantLr, GradientsAccumulator, GradientsParams, LrScheduler, ModuleOptimizer
 
@@ -28,6 +29,7 @@ from ._checkpoint import (
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
+from ._distributed import QuietRenderer, averaged_across, broadcast_model, mean_across, rank_part
 from ._evaluator import LearnerSummary, run_epoch
 from ._logger import FileMetricLogger, application_logger
 from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
@@ -90,6 +92,7 @@ class LearnerBuilder:
         self._train_metrics: list[tuple[Any, bool]] = []
         self._valid_metrics: list[tuple[Any, bool]] = []
         self._devices: list[Device] = []
+        self._group: ProcessGroup | None = None
         self._num_epochs = 1
         self._grads_accumulation = 1
         self._checkpointer: FileCheckpointer | None = None
@@ -162,6 +165,33 @@ class LearnerBuilder:
                 "backends; data-parallel training needs devices of one backend"
             )
         self._devices = devices
+        return self
+
+    def distributed(self, group: ProcessGroup | None = None) -> LearnerBuilder:
+        """Train data-parallel over processes, one per device (PyTorch's DDP; Burn's multi-node
+        learner): this process is one of a run started by ``python -m burn_train.launch``.
+
+        Every process builds the same learner with its own device (``.devices([device])``, such as
+        ``Cuda().device(group.local_rank)``) and calls ``fit`` with the full loaders: rank 0's model is
+        sent to all, each process trains and validates on its own equal part of the items, gradients
+        are averaged over the processes after each step (NCCL between GPUs), the epoch's metric values
+        are averaged, and rank 0 alone draws the dashboard and writes the checkpoints. ``n`` processes
+        with batches of ``b`` train like one with batches of ``n * b``.
+
+        Args:
+            group: the run's processes; ``ProcessGroup.from_environment()`` (the launcher's variables)
+                by default.
+
+        Example:
+            >>> builder = LearnerBuilder("artifacts").distributed()  # doctest: +SKIP
+        """
+        if group is None:
+            group = ProcessGroup.from_environment()
+        if not isinstance(group, ProcessGroup):
+            raise TypeError(
+                f"LearnerBuilder.distributed: expected a ProcessGroup, got {type(group).__name__}"
+            )
+        self._group = group
         return self
 
     def num_epochs(self, num_epochs: int) -> LearnerBuilder:
@@ -290,7 +320,11 @@ class Learner:
         self._b = builder
         self._strategy = strategy
         self._store = MetricsStore()
-        self._logger = FileMetricLogger(builder._artifact_dir)
+        self._group = builder._group
+        self._stop_agreed = False  # distributed: every process's stop, agreed in the last all-reduce
+        self._rank = 0 if self._group is None else self._group.rank
+        log_dir = builder._artifact_dir if self._rank == 0 else builder._artifact_dir / f"rank-{self._rank}"
+        self._logger = FileMetricLogger(log_dir)
         self._lr: float | None = None
         self._last: dict[str, dict[str, MetricEntry]] = {"train": {}, "valid": {}}
         self._validating = True
@@ -299,6 +333,10 @@ class Learner:
             raise ValueError("Learner: the model has no parameter, so no device; pass .devices([device])")
         self.device = devices[0]
         self.devices = list(builder._devices) or [self.device]
+        if self._group is not None and len(self.devices) > 1:
+            raise ValueError(
+                "Learner: distributed() trains one device per process; pass one device to devices([...])"
+            )
         # checkpoints are written while the next epoch trains
         self._checkpointer = (
             None if builder._checkpointer is None else AsyncCheckpointer(builder._checkpointer)
@@ -333,6 +371,13 @@ class Learner:
         valid_loader = None if valid_loader is None else self._moved(valid_loader, inner)
         self._validating = valid_loader is not None
         renderer = b._renderer or default_renderer()
+        if self._group is not None:
+            train_loader = rank_part(train_loader, self._group, "train")
+            if valid_loader is not None:
+                valid_loader = rank_part(valid_loader, self._group, "valid")
+            self.model = broadcast_model(self.model, self._group)
+            if self._rank != 0:
+                renderer = QuietRenderer()
         if hasattr(renderer, "set_on_quit"):
             renderer.set_on_quit(lambda: b._interrupter.stop("q pressed"))
         logging_context = application_logger(b._artifact_dir) if b._app_logger else contextlib.nullcontext()
@@ -385,7 +430,7 @@ class Learner:
                 )
                 log.info("fit: early stopping after epoch %s", epoch)
                 return
-            if b._interrupter.should_stop():
+            if self._should_stop():
                 renderer.status(f"Stopped after epoch {epoch}: {b._interrupter.message or 'interrupted'}")
                 return
 
@@ -431,11 +476,7 @@ class Learner:
             renderer.update(
                 TrainingProgress("train", epoch, b._num_epochs, iteration, iterations, *progress), entries
             )
-            if (
-                accumulated == 0
-                and b._interrupter.should_stop()
-                and (iterations == 0 or iteration < iterations)
-            ):
+            if accumulated == 0 and self._should_stop() and (iterations == 0 or iteration < iterations):
                 if hasattr(iterator, "close"):
                     iterator.close()
                 return False
@@ -445,8 +486,20 @@ class Learner:
         return True
 
     def _optimize(self, grads: GradientsParams) -> None:
+        if self._group is not None:
+            asked = self._b._interrupter.should_stop()
+            grads, self._stop_agreed = averaged_across(
+                grads, self.model, self._inner_device(), self._group, asked
+            )
+            if self._stop_agreed and not asked:
+                self._b._interrupter.stop("another process of the run stopped")
         self._lr = self.lr_scheduler.step()
         self.model = self.optimizer.step(self._lr, self.model, grads)
+
+    def _should_stop(self) -> bool:
+        """Whether to stop: this process's interrupter, or with several processes the stop they agreed
+        on in the last step's all-reduce (so that all stop after the same step)."""
+        return self._stop_agreed if self._group is not None else self._b._interrupter.should_stop()
 
     def _end_epoch(self, epoch: int, partial: bool = False) -> dict[str, list[tuple[MetricEntry, float]]]:
         """Store and return the epoch's values. After a resume mid-epoch (``partial``), the training
@@ -456,18 +509,24 @@ class Learner:
         splits = [("train", self._b._train_metrics)]
         if self._validating:
             splits.append(("valid", self._b._valid_metrics))
+        measured: list[tuple[str, Any, float]] = []
         for split, metrics in splits:
-            pairs = []
             for metric, numeric in metrics:
                 if not numeric:
                     continue
                 value = float(metric.running_value())
                 if partial and split == "train":
                     value = self._logger.epoch_mean("train", epoch, metric.name())
-                self._store.record(Split(split), epoch, metric.name(), value)
-                entry = self._last[split].get(metric.name()) or MetricEntry(metric.name(), "", "")
-                pairs.append((entry, value))
-            values[split] = pairs
+                measured.append((split, metric, value))
+        if self._group is not None:  # every process saw as many items: the run's value is the mean
+            means = mean_across([value for _, _, value in measured], self._group)
+            measured = [(split, metric, mean) for (split, metric, _), mean in zip(measured, means)]
+        for split, _ in splits:
+            values[split] = []
+        for split, metric, value in measured:
+            self._store.record(Split(split), epoch, metric.name(), value)
+            entry = self._last[split].get(metric.name()) or MetricEntry(metric.name(), "", "")
+            values[split].append((entry, value))
         log.info(
             "epoch %s: %s",
             epoch,
@@ -478,7 +537,7 @@ class Learner:
     # -- checkpoints --------------------------------------------------------------------------------
     def _save(self, epoch: int, train: Any, valid: Any, *, complete: bool, renderer: MetricsRenderer) -> None:
         checkpointer = self._checkpointer
-        if checkpointer is None:
+        if checkpointer is None or self._rank != 0:  # the processes' replicas are equal: rank 0 writes
             return
         self._logger.flush()
         train_state = train.state() if callable(getattr(train, "state", None)) else None

@@ -268,6 +268,11 @@ def _all_reduce_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) 
 
 
 _ALL_REDUCE = OpSpec("all_reduce", _all_reduce_backward)
+# across processes: every process runs its own backward, so the rule is the same collective over the
+# output's gradient (the processes' backward passes meet in it, as their forward passes did)
+_ALL_REDUCE_PROCESSES = OpSpec(
+    "all_reduce_processes", lambda b, g, xs, out, a: (b.float_all_reduce_processes(g, *a),)
+)
 
 
 def _slice_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, a: Any) -> Grads:
@@ -637,6 +642,10 @@ class FloatOps(Recorder):
         scale = 1.0 / len(tensors) if op is ReduceOperation.MEAN else 1.0
         devices = [inner.float_device(p) for p in primitives]
         return [self.track(_ALL_REDUCE, tuple(tensors), output, (devices, scale)) for output in outputs]
+
+    def float_all_reduce_processes(self, tensor: T, op: ReduceOperation, group: Any) -> T:
+        output = self._inner.float_all_reduce_processes(tensor.primitive, op, group)
+        return self.track(_ALL_REDUCE_PROCESSES, (tensor,), output, (op, group))
 
     # -- creation and data: untracked -------------------------------------------------------------
     def float_from_data(self, data: TensorData, device: Any) -> T:

@@ -55,3 +55,26 @@ class DistributedOps:
         if op is ReduceOperation.MEAN:
             total = backend.float_div_scalar(total, float(len(tensors)))
         return [total] + [backend.float_to_device(total, backend.float_device(t)) for t in tensors[1:]]
+
+    def float_all_reduce_processes(self, tensor: P, op: ReduceOperation, group: Any) -> P:
+        """This process's part of an all-reduce over the processes of a ``ProcessGroup``: every process
+        calls it with a tensor of one shape and dtype, and each gets the combined values.
+
+        Args:
+            tensor: a Float primitive on this process's device.
+            op: how to combine the processes' tensors.
+            group: the ``burn_backend.distributed.ProcessGroup`` of the run.
+
+        Returns:
+            A primitive on ``tensor``'s device holding the combined values.
+
+        Default: through the host (``float_into_data``, the group's transport, ``float_from_data``).
+        """
+        backend: Any = self
+        if group.world_size == 1:
+            return tensor
+        from .._data import TensorData  # the op modules load before the data module
+
+        data = backend.float_into_data(tensor)
+        combined = group.all_reduce_array(data.to_numpy(), op)
+        return backend.float_from_data(TensorData(combined), backend.float_device(tensor))

@@ -1,7 +1,11 @@
-"""``float_all_reduce`` through NCCL: one communicator per GPU of the call, created once per set of
-devices (``NcclCommunicator.initAll``), and one grouped ``allReduce`` per call on each device's current
-stream. Where CuPy has no NCCL, or a dtype NCCL lacks (bf16 before NCCL 2.10), the interface's default
-(copies through ``float_to_device``) runs instead.
+"""Collectives through NCCL.
+
+``float_all_reduce`` (one process, several GPUs): one communicator per GPU of the call, created once per
+set of devices (``NcclCommunicator.initAll``), and one grouped ``allReduce`` per call on each device's
+current stream. ``float_all_reduce_processes`` (one process per GPU): the communicator of CuPy's
+process group (``cupyx.distributed.init_process_group``, whose rendezvous listens on the port after the
+``ProcessGroup``'s), made once per group. Where CuPy has no NCCL, or a dtype NCCL lacks (bf16 before NCCL
+2.10), the interface's default (copies through ``float_to_device``, or through the host) runs instead.
 """
 
 from __future__ import annotations
@@ -86,3 +90,31 @@ class CollectiveOps:
             if reduced is not None:
                 return reduced
         return ArrayBackend.float_all_reduce(self, tensors, op)  # type: ignore[arg-type]
+
+    def float_all_reduce_processes(self, tensor: Array, op: ReduceOperation, group: Any) -> Array:
+        if group.world_size > 1 and cp.dtype(tensor.dtype).name in _PROCESS_DTYPES and _nccl() is not None:
+            device_id = int(tensor.device.id)
+            communicator = group.extension(
+                f"cupyx-nccl:{device_id}", lambda: _process_communicator(group, device_id)
+            )
+            with cp.cuda.Device(device_id):
+                source = cp.ascontiguousarray(tensor)
+                out = cp.empty_like(source)
+                communicator.all_reduce(source, out, "sum")
+                if op is ReduceOperation.MEAN:
+                    out /= group.world_size
+            return out.reshape(tensor.shape)
+        return ArrayBackend.float_all_reduce_processes(self, tensor, op, group)  # type: ignore[arg-type]
+
+
+_PROCESS_DTYPES = ("float16", "float32", "float64")
+
+
+def _process_communicator(group: Any, device_id: int) -> Any:
+    """CuPy's NCCL communicator for this process's GPU in ``group`` (every process makes its own)."""
+    import cupyx.distributed
+
+    with cp.cuda.Device(device_id):
+        return cupyx.distributed.init_process_group(
+            group.world_size, group.rank, host=group.address, port=group.port + 1
+        )

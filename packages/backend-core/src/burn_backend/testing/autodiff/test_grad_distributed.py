@@ -32,3 +32,13 @@ def test_gradients_through_an_all_reduce(ad_device: Device, op: ReduceOperation)
         gradient = tensor.grad(grads)
         assert gradient is not None
         np.testing.assert_allclose(gradient.to_data().to_numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_through_an_all_reduce_across_a_process_group_of_one(ad_device: Device) -> None:
+    group = distributed.ProcessGroup(0, 1)
+    x = Tensor.from_data([1.0, -2.0, 3.0], ad_device).require_grad()
+    y = group.all_reduce(x * 2.0, ReduceOperation.MEAN)
+    grads = (y * y).sum().backward()
+    grad = x.grad(grads)
+    assert grad is not None
+    np.testing.assert_allclose(grad.to_data().to_numpy(), [8.0, -16.0, 24.0], rtol=1e-6)

@@ -104,3 +104,18 @@ def test_a_collective_group_refuses_a_device_outside_it_and_times_out(device: De
         waiting = CollectiveGroup(devices[:2], timeout=0.2)
         with pytest.raises(TimeoutError, match=r"waited 0\.2 s for 1 other device"):
             waiting.all_reduce(x)
+
+
+@pytest.mark.parametrize("op", [ReduceOperation.SUM, ReduceOperation.MEAN])
+def test_a_process_group_of_one_gives_the_values_back(device: Device, op: ReduceOperation) -> None:
+    """The op across processes, through every decorator, in a run of one process (the collectives of
+    several processes are tested where processes can be started: burn-train's tests)."""
+    group = distributed.ProcessGroup(0, 1)
+    (values,) = arrays(1)
+    tensor = Tensor.from_data(values, device)
+    reduced = group.all_reduce(tensor, op)
+    assert reduced.device == device
+    assert reduced.dtype == tensor.dtype
+    np.testing.assert_array_equal(reduced.to_data().to_numpy(), values)
+    with pytest.raises(TypeError, match="ReduceOperation"):
+        group.all_reduce(tensor, "sum")  # type: ignore[arg-type]

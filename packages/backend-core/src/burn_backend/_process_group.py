@@ -1,0 +1,277 @@
+"""``ProcessGroup``: the processes of one data-parallel run (one per device, possibly on several
+machines), found through a rendezvous at rank 0's address, and the host transport they share.
+
+Rank 0 listens on ``address:port``; every other rank connects to it and proves it belongs to the run
+with the shared ``authkey`` (``multiprocessing.connection``'s HMAC handshake). Messages are raw bytes
+with a small JSON header: no pickle, so a peer cannot make another run code. The host all-reduce is a
+star: rank 0 adds the ranks' arrays in rank order (every run adds in the same order, so results are
+reproducible) and sends the result back. It carries what every backend can hand to the host (NdArray's
+tensors, metric sums, NCCL's unique id); a backend with its own transport (NCCL on Cuda) overrides
+``float_all_reduce_processes`` and uses the group only to meet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+import numpy as np
+
+from ._ops.distributed import ReduceOperation
+
+__all__ = ["ProcessGroup"]
+
+_ENVIRONMENT = ("BURN_RANK", "BURN_WORLD_SIZE", "BURN_MASTER_ADDR", "BURN_MASTER_PORT", "BURN_AUTHKEY")
+
+
+class ProcessGroup:
+    """The processes of a data-parallel run; each calls the same collectives in the same order.
+
+    Args:
+        rank: this process's rank, in ``[0, world_size)``; rank 0 hosts the rendezvous.
+        world_size: the number of processes.
+        address: rank 0's host name or IP address.
+        port: the TCP port rank 0 listens on (the next one is left to a backend's own rendezvous,
+            such as CuPy's for NCCL).
+        authkey: the secret every process of the run shares (bytes or a hex string).
+        timeout: seconds to wait for the other processes, at the rendezvous and in each collective.
+        local_rank: this process's rank on its machine (which GPU it uses); ``rank`` by default.
+
+    Raises:
+        ValueError: a rank outside ``[0, world_size)`` or an empty ``authkey``.
+        TimeoutError: the other processes did not meet within ``timeout`` seconds.
+
+    Example:
+        >>> group = ProcessGroup.from_environment()  # started by burn_train.launch  # doctest: +SKIP
+        >>> mean = group.all_reduce(grads, ReduceOperation.MEAN)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        rank: int,
+        world_size: int,
+        address: str = "127.0.0.1",
+        port: int = 29500,
+        authkey: bytes | str = b"",
+        timeout: float = 300.0,
+        local_rank: int | None = None,
+    ) -> None:
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(
+                f"ProcessGroup: rank {rank} is outside [0, {world_size}) (world size {world_size})"
+            )
+        key = bytes.fromhex(authkey) if isinstance(authkey, str) else bytes(authkey)
+        if world_size > 1 and not key:
+            raise ValueError("ProcessGroup: processes of a run must share a non-empty authkey")
+        self.rank, self.world_size = int(rank), int(world_size)
+        self.local_rank = self.rank if local_rank is None else int(local_rank)
+        self.address, self.port, self.timeout = address, int(port), float(timeout)
+        self._lock = threading.Lock()
+        self._peers: list[Connection] = []  # rank 0: ranks 1..n-1, in order; others: rank 0
+        self._listener: Listener | None = None
+        self._extensions: dict[str, Any] = {}
+        if world_size > 1:
+            try:
+                self._meet(key)
+            except BaseException:
+                self.close()
+                raise
+
+    @classmethod
+    def from_environment(cls, timeout: float = 300.0) -> ProcessGroup:
+        """The group described by the variables ``burn_train.launch`` sets (``BURN_RANK``,
+        ``BURN_LOCAL_RANK``, ``BURN_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT``,
+        ``BURN_AUTHKEY``).
+
+        Raises:
+            RuntimeError: a variable is missing (the process was not started by the launcher).
+        """
+        missing = [name for name in _ENVIRONMENT if name not in os.environ]
+        if missing:
+            raise RuntimeError(
+                f"ProcessGroup.from_environment: {', '.join(missing)} not set; start the run with "
+                "`python -m burn_train.launch --nproc-per-node N script.py`"
+            )
+        env = os.environ
+        return cls(
+            int(env["BURN_RANK"]), int(env["BURN_WORLD_SIZE"]), env["BURN_MASTER_ADDR"],
+            int(env["BURN_MASTER_PORT"]), env["BURN_AUTHKEY"], timeout,
+            int(env.get("BURN_LOCAL_RANK", env["BURN_RANK"])),
+        )  # fmt: skip
+
+    @staticmethod
+    def new_authkey() -> str:
+        """A fresh random key (hex) for a run's processes to share."""
+        return secrets.token_hex(16)
+
+    def _meet(self, key: bytes) -> None:
+        deadline = time.monotonic() + self.timeout
+        if self.rank == 0:
+            self._listener = Listener((self.address, self.port), authkey=key, backlog=self.world_size)
+            found: dict[int, Connection] = {}
+            accepted: list[Connection] = []
+            try:
+                while len(found) < self.world_size - 1:
+                    connection = self._accept(deadline)
+                    accepted.append(connection)
+                    rank = int(json.loads(connection.recv_bytes(1 << 16))["rank"])
+                    if rank in found or not 0 < rank < self.world_size:
+                        raise ValueError(f"ProcessGroup: rank {rank} joined twice, or is outside the run")
+                    found[rank] = connection
+            except BaseException:
+                for connection in accepted:
+                    connection.close()
+                raise
+            self._peers = [found[rank] for rank in range(1, self.world_size)]
+            return
+        while True:
+            try:
+                connection = Client((self.address, self.port), authkey=key)
+                break
+            except (ConnectionRefusedError, FileNotFoundError, OSError):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"ProcessGroup: rank {self.rank} found no rank 0 at {self.address}:{self.port} "
+                        f"within {self.timeout} s"
+                    ) from None
+                time.sleep(0.05)
+        connection.send_bytes(json.dumps({"rank": self.rank}).encode())
+        self._peers = [connection]
+
+    def _accept(self, deadline: float) -> Connection:
+        listener = self._listener
+        assert listener is not None
+        socket = listener._listener._socket  # type: ignore[attr-defined]
+        socket.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            return listener.accept()
+        except TimeoutError:
+            raise TimeoutError(
+                f"ProcessGroup: rank 0 waited {self.timeout} s for {self.world_size - 1} other process(es)"
+            ) from None
+
+    # -- collectives ---------------------------------------------------------------------------------
+    def all_reduce(self, tensor: Any, op: ReduceOperation = ReduceOperation.SUM) -> Any:
+        """This process's part of an all-reduce: every process of the group calls it with a Float
+        tensor of one shape and dtype, and gets the combined values on its tensor's device.
+
+        Args:
+            tensor: a Float ``Tensor`` on this process's device.
+            op: ``ReduceOperation.SUM`` or ``ReduceOperation.MEAN``.
+
+        Returns:
+            A ``Tensor`` on ``tensor``'s device. Differentiable on an autodiff backend (the gradient is
+            the same all-reduce of the result's gradient, which every process computes in its backward).
+
+        Raises:
+            TypeError: ``tensor`` is not a Float tensor or ``op`` not a ``ReduceOperation``.
+            ValueError: the processes disagree on the shape, dtype or ``op``.
+
+        Example:
+            >>> mean = group.all_reduce(grads, ReduceOperation.MEAN)  # doctest: +SKIP
+        """
+        from ._dtype import Kind
+        from ._tensor import Tensor
+
+        if not isinstance(op, ReduceOperation):
+            raise TypeError(f"ProcessGroup.all_reduce: expected a ReduceOperation (SUM or MEAN), got {op!r}")
+        if not isinstance(tensor, Tensor) or tensor.kind is not Kind.FLOAT:
+            what = tensor.dtype if isinstance(tensor, Tensor) else type(tensor).__name__
+            raise TypeError(f"ProcessGroup.all_reduce: expected a Float tensor, got {what}")
+        return tensor._new(tensor.device.backend.float_all_reduce_processes(tensor.primitive, op, self))
+
+    def all_reduce_array(self, array: np.ndarray[Any, Any], op: ReduceOperation) -> np.ndarray[Any, Any]:
+        """Combine every process's ``array`` (one shape and dtype everywhere) by ``op``; each process
+        gets the result. Rank 0 adds in rank order, so the result is the same in every run.
+
+        Raises:
+            ValueError: the processes disagree on the shape, dtype or ``op`` (raised in every process).
+            TimeoutError, ConnectionError: a process did not call, or died.
+        """
+        array = np.ascontiguousarray(array)
+        if self.world_size == 1:
+            return array / 1 if op is ReduceOperation.MEAN and array.dtype.kind == "f" else array.copy()
+        header = {"shape": list(array.shape), "dtype": array.dtype.str, "op": op.value}
+        with self._lock:
+            if self.rank != 0:
+                peer = self._peers[0]
+                self._send(peer, header, array)
+                reply, payload = self._receive(peer)
+                if "error" in reply:
+                    raise ValueError(reply["error"])
+                result: np.ndarray[Any, Any] = np.frombuffer(payload, array.dtype).reshape(array.shape).copy()
+                return result
+            total = array.astype(array.dtype, copy=True)
+            error = None
+            for rank, peer in enumerate(self._peers, start=1):
+                theirs, payload = self._receive(peer)
+                if theirs != header:
+                    error = error or (
+                        f"all_reduce across processes: rank {rank} sent {theirs['shape']} {theirs['dtype']} "
+                        f"({theirs['op']}), rank 0 {header['shape']} {header['dtype']} ({header['op']})"
+                    )
+                    continue
+                total += np.frombuffer(payload, array.dtype).reshape(array.shape)
+            if error is None and op is ReduceOperation.MEAN:
+                total /= self.world_size
+            for peer in self._peers:
+                self._send(peer, {"error": error} if error else header, total)
+            if error:
+                raise ValueError(error)
+            return total
+
+    def broadcast_bytes(self, data: bytes) -> bytes:
+        """Rank 0's ``data``, given to every process (the others pass anything, such as ``b""``)."""
+        if self.world_size == 1:
+            return data
+        with self._lock:
+            if self.rank == 0:
+                for peer in self._peers:
+                    self._send(peer, {"bytes": len(data)}, data)
+                return data
+            _, payload = self._receive(self._peers[0])
+            return payload
+
+    def barrier(self) -> None:
+        """Wait until every process has called ``barrier``."""
+        self.all_reduce_array(np.zeros(1, np.int64), ReduceOperation.SUM)
+
+    def extension(self, name: str, make: Any) -> Any:
+        """A backend's per-group object (a NCCL communicator), made once by ``make()``."""
+        with self._lock:
+            if name not in self._extensions:
+                self._extensions[name] = make()
+            return self._extensions[name]
+
+    def _send(self, peer: Connection, header: dict[str, Any], payload: Any) -> None:
+        peer.send_bytes(json.dumps(header).encode())
+        peer.send_bytes(
+            payload.reshape(-1).view(np.uint8).data if isinstance(payload, np.ndarray) else payload
+        )
+
+    def _receive(self, peer: Connection) -> tuple[dict[str, Any], bytes]:
+        if not peer.poll(self.timeout):
+            raise TimeoutError(f"ProcessGroup: rank {self.rank} waited {self.timeout} s for another process")
+        try:
+            header = json.loads(peer.recv_bytes(1 << 16))
+            payload = peer.recv_bytes()
+        except EOFError:
+            raise ConnectionError(f"ProcessGroup: rank {self.rank} lost a process of the run") from None
+        return header, payload
+
+    def close(self) -> None:
+        """Close the connections (the group cannot be used afterwards)."""
+        for peer in self._peers:
+            peer.close()
+        self._peers = []
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(rank={self.rank}, world_size={self.world_size}, {self.address}:{self.port})"

@@ -1,0 +1,196 @@
+"""Start a data-parallel run: one process per device, as ``torchrun`` does.
+
+    python -m burn_train.launch --nproc-per-node 2 train.py --epochs 10
+    python -m burn_train.launch --nproc-per-node 8 --nnodes 2 --node-rank 0 \\
+        --master-addr 10.0.0.1 --master-port 29500 --authkey <hex> train.py
+
+Each process gets its place in the run through environment variables, which
+``burn_backend.distributed.ProcessGroup.from_environment()`` (and ``LearnerBuilder.distributed()``) read:
+``BURN_RANK``, ``BURN_LOCAL_RANK`` (its GPU on this machine), ``BURN_WORLD_SIZE``,
+``BURN_LOCAL_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT`` and ``BURN_AUTHKEY`` (the secret
+the processes prove they share when they meet). The launcher waits for its processes; when one fails,
+it stops the others and exits with that process's code. Ctrl-C (or SIGTERM) is passed on to every
+process, so that each stops as the Learner does (a checkpoint first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from burn_backend.distributed import ProcessGroup
+
+__all__ = ["launch", "main"]
+
+_GRACE_S = 10.0  # how long stopped processes get to exit before they are killed
+
+
+def _free_port() -> int:
+    """A TCP port with its successor free on this machine (the successor is the backends' own)."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("burn_train.launch: found no two free consecutive TCP ports")
+
+
+def launch(
+    command: Sequence[str],
+    nproc_per_node: int = 1,
+    nnodes: int = 1,
+    node_rank: int = 0,
+    master_addr: str = "127.0.0.1",
+    master_port: int | None = None,
+    authkey: str | None = None,
+) -> int:
+    """Run ``command`` (a program and its arguments, such as ``[sys.executable, "train.py"]``) once per
+    local rank with the run's environment, and wait for every process.
+
+    Args:
+        command: what each process runs.
+        nproc_per_node: processes on this machine (one per GPU).
+        nnodes: machines in the run.
+        node_rank: this machine's place, in ``[0, nnodes)``; node 0 hosts rank 0.
+        master_addr: the address of the machine hosting rank 0.
+        master_port: the port rank 0 listens on (a free one by default on a single machine).
+        authkey: the run's shared secret, in hex (a fresh one by default on a single machine; with
+            several machines, pass one key to every launcher or set ``BURN_AUTHKEY``).
+
+    Returns:
+        0 when every process succeeded, else the exit code of the first that failed (128 + the signal
+        number for a process killed by a signal).
+
+    Raises:
+        ValueError: bad sizes or ranks, or several machines without a port or a key.
+
+    Example:
+        >>> launch([sys.executable, "train.py"], nproc_per_node=2)  # doctest: +SKIP
+        0
+    """
+    if nproc_per_node < 1 or nnodes < 1 or not 0 <= node_rank < nnodes:
+        raise ValueError(
+            f"burn_train.launch: expected nproc_per_node >= 1, nnodes >= 1 and node_rank in [0, nnodes); "
+            f"got {nproc_per_node}, {nnodes}, {node_rank}"
+        )
+    if not command:
+        raise ValueError("burn_train.launch: no program to run")
+    authkey = authkey or os.environ.get("BURN_AUTHKEY")
+    if nnodes > 1 and (master_port is None or not authkey):
+        raise ValueError(
+            "burn_train.launch: a run over several machines needs --master-port and --authkey (or "
+            "BURN_AUTHKEY), the same on every machine"
+        )
+    port = master_port if master_port is not None else _free_port()
+    key = authkey or ProcessGroup.new_authkey()
+    world = nproc_per_node * nnodes
+    processes: list[subprocess.Popen[Any]] = []
+    for local_rank in range(nproc_per_node):
+        env = {
+            **os.environ,
+            "BURN_RANK": str(node_rank * nproc_per_node + local_rank),
+            "BURN_LOCAL_RANK": str(local_rank),
+            "BURN_WORLD_SIZE": str(world),
+            "BURN_LOCAL_WORLD_SIZE": str(nproc_per_node),
+            "BURN_MASTER_ADDR": master_addr,
+            "BURN_MASTER_PORT": str(port),
+            "BURN_AUTHKEY": key,
+        }
+        processes.append(subprocess.Popen(list(command), env=env))
+
+    received: list[int] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        received.append(signum)
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _wait(processes, received)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait(processes: list[subprocess.Popen[Any]], received: list[int]) -> int:
+    """Wait for every process; on the first failure, stop the others and return its code. After a
+    signal (passed on to the processes), they get ``_GRACE_S`` seconds to stop before they are killed."""
+    signalled_at: float | None = None
+    while True:
+        codes = [process.poll() for process in processes]
+        failed = [code for code in codes if code not in (None, 0)]
+        if failed:
+            _stop(processes)
+            code = failed[0]
+            return 128 - code if code is not None and code < 0 else int(code or 1)
+        if all(code == 0 for code in codes):  # after Ctrl-C too: each stopped as asked (a checkpoint)
+            return 0
+        if received and signalled_at is None:
+            signalled_at = time.monotonic()
+        if signalled_at is not None and time.monotonic() - signalled_at > _GRACE_S:
+            _stop(processes)
+            return 128 + received[0]
+        time.sleep(0.05)
+
+
+def _stop(processes: list[subprocess.Popen[Any]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + _GRACE_S
+    for process in processes:
+        try:
+            process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: ``python -m burn_train.launch [options] (script.py | -m module) [args...]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m burn_train.launch",
+        description="Start one process per device for data-parallel training.",
+    )
+    parser.add_argument(
+        "--nproc-per-node", type=int, default=1, help="processes on this machine (one per GPU)"
+    )
+    parser.add_argument("--nnodes", type=int, default=1, help="machines in the run")
+    parser.add_argument("--node-rank", type=int, default=0, help="this machine's place in [0, nnodes)")
+    parser.add_argument("--master-addr", default="127.0.0.1", help="the address of node 0")
+    parser.add_argument("--master-port", type=int, default=None, help="the port rank 0 listens on")
+    parser.add_argument("--authkey", default=None, help="the run's shared secret (hex); BURN_AUTHKEY too")
+    parser.add_argument("-m", dest="module", default=None, help="run a module, as python -m does")
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="the script and its arguments")
+    args = parser.parse_args(argv)
+    if args.module is not None:
+        command = [sys.executable, "-m", args.module, *args.program]
+    elif args.program:
+        command = [sys.executable, *args.program]
+    else:
+        parser.error("expected a script (or -m module) to run")
+    try:
+        return launch(
+            command, args.nproc_per_node, args.nnodes, args.node_rank, args.master_addr, args.master_port,
+            args.authkey,
+        )  # fmt: skip
+    except ValueError as error:
+        parser.error(str(error))  # exits with 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

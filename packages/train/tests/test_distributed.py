@@ -1,0 +1,228 @@
+"""Data-parallel training over processes: the process group's collectives (ranks as threads here, the
+transport being the same sockets), the launcher, and two CPU processes started by
+``python -m burn_train.launch`` training like two devices of one process."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("burn_autodiff")
+pytest.importorskip("burn_record")
+pytest.importorskip("burn_router")
+
+from burn_autodiff import Autodiff
+from burn_backend import ReduceOperation, Tensor
+from burn_backend.distributed import ProcessGroup
+from burn_ndarray import NdArray
+from burn_router import Router
+from burn_train.launch import _free_port, launch
+
+HERE = Path(__file__).parent
+if "toy_training" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
+    assert _spec is not None
+    assert _spec.loader is not None
+    sys.modules["toy_training"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["toy_training"])
+toy = sys.modules["toy_training"]
+
+
+def in_ranks(world: int, body: Callable[[ProcessGroup], Any], key: str = "00ff", **kwargs: Any) -> list[Any]:
+    """``body(group)`` in one thread per rank; each rank's result, or the exception it raised."""
+    port = _free_port()
+    results: list[Any] = [None] * world
+
+    def rank(r: int) -> None:
+        try:
+            group = ProcessGroup(r, world, "127.0.0.1", port, key, **kwargs)
+            try:
+                results[r] = body(group)
+            finally:
+                group.close()
+        except Exception as error:  # handed to the test
+            results[r] = error
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(world)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+@pytest.mark.parametrize("op", [ReduceOperation.SUM, ReduceOperation.MEAN])
+def test_the_group_all_reduce_combines_every_rank_in_rank_order(op: ReduceOperation) -> None:
+    rng = np.random.default_rng(0)
+    values = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3)]
+
+    def body(group: ProcessGroup) -> Any:
+        tensor = Tensor.from_data(values[group.rank], NdArray().device())
+        return group.all_reduce(tensor, op).to_data().to_numpy(), group.all_reduce_array(
+            values[group.rank], op
+        )
+
+    expected = (values[0] + values[1]) + values[2]  # rank 0 adds in rank order: the same bits every run
+    if op is ReduceOperation.MEAN:
+        expected = expected / np.float32(3)
+    for tensor_result, array_result in in_ranks(3, body):
+        np.testing.assert_array_equal(tensor_result, expected)
+        np.testing.assert_array_equal(array_result, expected)
+
+
+def test_the_group_all_reduce_is_differentiable() -> None:
+    device = Autodiff(NdArray()).device()
+
+    def body(group: ProcessGroup) -> Any:
+        x = Tensor.from_data([1.0, 2.0], device).require_grad()
+        y = group.all_reduce(x * float(group.rank + 1), ReduceOperation.SUM)  # x * 1 + x * 2 = 3x
+        grads = (y * y).sum().backward()  # d/dx_r = all-reduce of 2y, times (r + 1)
+        return y.to_data().to_numpy(), x.grad(grads).to_data().to_numpy()
+
+    results = in_ranks(2, body)
+    for rank, (y, grad) in enumerate(results):
+        np.testing.assert_allclose(y, [3.0, 6.0])
+        np.testing.assert_allclose(grad, np.array([12.0, 24.0]) * (rank + 1))
+
+
+def test_ranks_that_disagree_get_one_clear_error_each() -> None:
+    def body(group: ProcessGroup) -> Any:
+        return group.all_reduce_array(np.zeros(2 + group.rank, np.float32), ReduceOperation.SUM)
+
+    results = in_ranks(2, body)
+    for result in results:
+        assert isinstance(result, ValueError)
+        assert "rank 1 sent [3] <f4" in str(result)
+        assert "rank 0 [2] <f4" in str(result)
+
+
+def test_the_group_checks_its_arguments_and_times_out() -> None:
+    with pytest.raises(ValueError, match="rank 2 is outside"):
+        ProcessGroup(2, 2)
+    with pytest.raises(ValueError, match="authkey"):
+        ProcessGroup(0, 2, authkey=b"")
+    with pytest.raises(TypeError, match="Float tensor"):
+        ProcessGroup(0, 1).all_reduce(Tensor.from_data([1, 2]))
+    with pytest.raises(RuntimeError, match=r"burn_train\.launch"):
+        ProcessGroup.from_environment()
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="waited"):
+        ProcessGroup(0, 2, "127.0.0.1", _free_port(), "ab", timeout=0.5)  # nobody else comes
+    assert time.monotonic() - started < 10
+
+
+def test_a_process_without_the_runs_key_is_refused() -> None:
+    port = _free_port()
+    errors: list[BaseException] = []
+
+    def intruder() -> None:
+        try:
+            ProcessGroup(1, 2, "127.0.0.1", port, "0bad", timeout=3)
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=intruder)
+    thread.start()
+    with pytest.raises(Exception):  # noqa: B017 (the handshake's own error: AuthenticationError)
+        ProcessGroup(0, 2, "127.0.0.1", port, "600d", timeout=3)
+    thread.join(10)
+    assert errors
+
+
+def test_the_launcher_stops_the_run_when_a_process_fails(tmp_path: Path) -> None:
+    script = tmp_path / "rank.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "rank = int(os.environ['BURN_RANK'])\n"
+        "assert os.environ['BURN_WORLD_SIZE'] == '3' and os.environ['BURN_LOCAL_RANK'] == str(rank)\n"
+        "sys.exit(3) if rank == 1 else time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    assert launch([sys.executable, str(script)], nproc_per_node=3) == 3
+    assert time.monotonic() - started < 30  # the sleeping ranks were stopped
+    with pytest.raises(ValueError, match="master-port and --authkey"):
+        launch([sys.executable, str(script)], nproc_per_node=1, nnodes=2)
+
+
+def test_the_launcher_passes_a_signal_on_and_kills_what_ignores_it(tmp_path: Path) -> None:
+    script = tmp_path / "stubborn.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "open(sys.argv[1] + os.environ['BURN_RANK'], 'w').write(str(os.getpid()))\n"
+        "time.sleep(60)\n"
+    )
+    code = (
+        "import sys, burn_train.launch as launch\n"
+        "launch._GRACE_S = 0.5\n"
+        f"sys.exit(launch.main(['--nproc-per-node', '2', {str(script)!r}, {str(tmp_path / 'pid')!r}]))\n"
+    )
+    launcher = subprocess.Popen([sys.executable, "-c", code])
+    pids = [tmp_path / f"pid{rank}" for rank in range(2)]
+    deadline = time.monotonic() + 60
+    while not all(p.exists() and p.read_text() for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    launcher.terminate()
+    assert launcher.wait(30) == 128 + 15  # SIGTERM's code, once the stubborn processes were killed
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid.read_text()), 0)
+
+
+def _launch_toy(artifacts: Path, *extra: str) -> None:
+    command = [
+        sys.executable, "-m", "burn_train.launch", "--nproc-per-node", "2", str(HERE / "toy_training.py"),
+        str(artifacts), "--epochs", "2", "--dropout", "0", "--distributed", *extra,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_two_processes_train_like_two_devices_of_one_process(tmp_path: Path) -> None:
+    _launch_toy(tmp_path / "ddp")
+    ranks = [np.load(tmp_path / "ddp" / f"final-rank{r}.npz") for r in range(2)]
+    backend = Autodiff(Router(NdArray(), NdArray()))
+    reference = toy.weights(
+        toy.run(tmp_path / "one", 2, devices=[backend.device(0), backend.device(1)], dropout=0.0)
+    )
+    for key, value in reference.items():
+        np.testing.assert_array_equal(ranks[0][key], ranks[1][key], err_msg=key)  # the replicas agree
+        np.testing.assert_allclose(ranks[0][key], value, rtol=1e-5, atol=1e-6, err_msg=key)
+    # rank 0 writes the checkpoints and the run's logs; the metric values are the run's, not a part's
+    assert sorted(p.name for p in (tmp_path / "ddp" / "checkpoint").iterdir()) == sorted(
+        p.name for p in (tmp_path / "one" / "checkpoint").iterdir()
+    )
+    assert not (tmp_path / "ddp" / "rank-1" / "checkpoint").exists()
+    for name in ("Accuracy", "Loss"):
+        ours = (tmp_path / "ddp" / "valid" / "epoch-2" / f"{name}.log").read_text().split()
+        part = (tmp_path / "ddp" / "rank-1" / "valid" / "epoch-2" / f"{name}.log").read_text().split()
+        both = [float(line.split(",")[0]) for line in ours + part]
+        one = [float(line.split(",")[0]) for line in
+               (tmp_path / "one" / "valid" / "epoch-2" / f"{name}.log").read_text().split()]  # fmt: skip
+        np.testing.assert_allclose(np.mean(both), np.mean(one), rtol=1e-5)
+
+
+def test_a_stop_in_one_process_stops_all_after_the_same_step_and_resumes(tmp_path: Path) -> None:
+    _launch_toy(tmp_path / "full")
+    _launch_toy(tmp_path / "part", "--stop-at", "1", "2", "3")  # rank 1 is asked to stop in epoch 2
+    steps = (tmp_path / "part" / "progress-rank0.txt").read_text().split("\n")
+    # rank 1 learns of its stop after step 3's all-reduce; step 4's carries it to every process
+    assert steps[-2] == "2 4"
+    _launch_toy(tmp_path / "part", "--resume", "2")
+    for r in range(2):
+        full, resumed = (
+            np.load(tmp_path / "full" / f"final-rank{r}.npz"),
+            np.load(tmp_path / "part" / f"final-rank{r}.npz"),
+        )
+        for key in full.files:
+            np.testing.assert_array_equal(full[key], resumed[key], err_msg=key)
