@@ -46,7 +46,8 @@ BACKEND_AUTHOR_MODULES = ("burn_backend.kit", "burn_backend.array", "burn_backen
 META_PACKAGE = "burn-py"
 
 # import names whose distribution is not the import name itself
-IMPORT_DISTRIBUTIONS = {"cupy": {"cupy-cuda12x", "cupy-cuda13x", "cupy"}, "PIL": {"pillow"}}
+_CUPY = {"cupy-cuda12x", "cupy-cuda13x", "cupy"}
+IMPORT_DISTRIBUTIONS = {"cupy": _CUPY, "cupyx": _CUPY, "PIL": {"pillow"}}  # cupyx ships in CuPy's wheel
 
 
 @dataclass(frozen=True)
