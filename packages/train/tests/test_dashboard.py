@@ -4,7 +4,6 @@ file."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import pty
@@ -21,22 +20,15 @@ from burn_train import CliRenderer, MetricEntry, MetricMetadata, TuiRenderer, wr
 from burn_train._dashboard import _KeyListener, braille_chart
 from burn_train._learner import default_renderer
 
-HERE = Path(__file__).parent
-
 
 @pytest.fixture(scope="module")
 def toy() -> Any:
     """The toy training run of toy_training.py (it trains on Autodiff(NdArray()))."""
     pytest.importorskip("burn_autodiff")
     pytest.importorskip("burn_record")
-    if "toy_training" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["toy_training"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["toy_training"]
+    import toy_training
+
+    return toy_training
 
 
 def test_braille_chart_draws_lines_in_the_right_cells() -> None:

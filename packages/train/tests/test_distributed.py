@@ -4,7 +4,6 @@ transport being the same sockets), the launcher, and two CPU processes started b
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -29,13 +28,7 @@ from burn_router import Router
 from burn_train.launch import _free_port, launch
 
 HERE = Path(__file__).parent
-if "toy_training" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
-    assert _spec is not None
-    assert _spec.loader is not None
-    sys.modules["toy_training"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["toy_training"])
-toy = sys.modules["toy_training"]
+import toy_training as toy  # noqa: E402
 
 
 def in_ranks(world: int, body: Callable[[ProcessGroup], Any], key: str = "00ff", **kwargs: Any) -> list[Any]:

@@ -4,7 +4,6 @@ gradient accumulation, early stopping, checkpoint retention, the summary and the
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -20,12 +19,7 @@ pytest.importorskip("burn_autodiff")
 pytest.importorskip("burn_record")
 
 HERE = Path(__file__).parent
-_spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
-assert _spec is not None
-assert _spec.loader is not None
-toy = importlib.util.module_from_spec(_spec)
-sys.modules["toy_training"] = toy
-_spec.loader.exec_module(toy)
+import toy_training as toy  # noqa: E402
 
 from burn_train import (  # noqa: E402
     AccuracyMetric,

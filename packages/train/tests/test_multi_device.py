@@ -4,8 +4,6 @@ multi-device run resumes from its checkpoint bit-identically."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,8 @@ pytest.importorskip("burn_autodiff")
 pytest.importorskip("burn_record")
 pytest.importorskip("burn_router")
 
+import toy_training as toy
+
 from burn_autodiff import Autodiff
 from burn_backend import Device, Tensor
 from burn_ndarray import NdArray
@@ -23,15 +23,6 @@ from burn_nn import LinearConfig, Module, loss
 from burn_router import Router
 from burn_train import SplitLoader, TrainOutput, data_parallel_step
 from burn_train.data import DataLoaderBuilder
-
-HERE = Path(__file__).parent
-if "toy_training" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("toy_training", HERE / "toy_training.py")
-    assert _spec is not None
-    assert _spec.loader is not None
-    sys.modules["toy_training"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["toy_training"])
-toy = sys.modules["toy_training"]
 
 
 def two_devices() -> list[Device]:
