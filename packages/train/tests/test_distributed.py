@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from multiprocessing import AuthenticationError
 from pathlib import Path
 from typing import Any
 
@@ -126,10 +127,11 @@ def test_a_process_without_the_runs_key_is_refused() -> None:
 
     thread = threading.Thread(target=intruder)
     thread.start()
-    with pytest.raises(Exception):  # noqa: B017 (the handshake's own error: AuthenticationError)
+    with pytest.raises(AuthenticationError):
         ProcessGroup(0, 2, "127.0.0.1", port, "600d", timeout=3)
     thread.join(10)
-    assert errors
+    assert len(errors) == 1
+    assert isinstance(errors[0], AuthenticationError)
 
 
 def test_the_launcher_stops_the_run_when_a_process_fails(tmp_path: Path) -> None:

@@ -146,6 +146,7 @@ class ProcessGroup:
     def _accept(self, deadline: float) -> Connection:
         listener = self._listener
         assert listener is not None
+        # Listener.accept has no timeout: it is set on the listening socket, which CPython keeps there
         socket = listener._listener._socket  # type: ignore[attr-defined]
         socket.settimeout(max(0.1, deadline - time.monotonic()))
         try:
@@ -194,8 +195,11 @@ class ProcessGroup:
             TimeoutError, ConnectionError: a process did not call, or died.
         """
         array = np.ascontiguousarray(array)
+        if op is ReduceOperation.MEAN and array.dtype.kind != "f":
+            raise ValueError(f"all_reduce across processes: a MEAN needs floats, got {array.dtype}")
         if self.world_size == 1:
-            return array / 1 if op is ReduceOperation.MEAN and array.dtype.kind == "f" else array.copy()
+            alone: np.ndarray[Any, Any] = array.copy()
+            return alone
         header = {"shape": list(array.shape), "dtype": array.dtype.str, "op": op.value}
         with self._lock:
             if self.rank != 0:
@@ -206,7 +210,7 @@ class ProcessGroup:
                     raise ValueError(reply["error"])
                 result: np.ndarray[Any, Any] = np.frombuffer(payload, array.dtype).reshape(array.shape).copy()
                 return result
-            total = array.astype(array.dtype, copy=True)
+            total = array.copy()
             error = None
             for rank, peer in enumerate(self._peers, start=1):
                 theirs, payload = self._receive(peer)

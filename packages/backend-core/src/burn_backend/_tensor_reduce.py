@@ -99,12 +99,7 @@ class TensorReductions(TensorIndexing):
 
     def max_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
         """Maxima along ``dim`` and the (Int) indices of the first of each."""
-        self._require_kind("max_dim_with_indices", Kind.FLOAT, Kind.INT)
-        dim = self._dim("max_dim_with_indices", dim)
-        if self._primitive.shape[dim] == 0:
-            raise ValueError(f"max_dim_with_indices: dim {dim} is empty (shape {self.dims()})")
-        values, indices = self._op("max_dim_with_indices")(self._primitive, dim)
-        return self._new(values), self._new(indices)
+        return self._extreme_with_indices("max_dim_with_indices", dim)
 
     def min(self, dim: None = None) -> Tensor:
         """The smallest value, shape [1] (``torch.min(x)``; ``min_dim``/``min_dims`` reduce dims, ``min_pair``
@@ -123,11 +118,14 @@ class TensorReductions(TensorIndexing):
 
     def min_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
         """Minima along ``dim`` and the (Int) indices of the first of each."""
-        self._require_kind("min_dim_with_indices", Kind.FLOAT, Kind.INT)
-        dim = self._dim("min_dim_with_indices", dim)
+        return self._extreme_with_indices("min_dim_with_indices", dim)
+
+    def _extreme_with_indices(self, name: str, dim: int) -> tuple[Tensor, Tensor]:
+        self._require_kind(name, Kind.FLOAT, Kind.INT)
+        dim = self._dim(name, dim)
         if self._primitive.shape[dim] == 0:
-            raise ValueError(f"min_dim_with_indices: dim {dim} is empty (shape {self.dims()})")
-        values, indices = self._op("min_dim_with_indices")(self._primitive, dim)
+            raise ValueError(f"{name}: dim {dim} is empty (shape {self.dims()})")
+        values, indices = self._op(name)(self._primitive, dim)
         return self._new(values), self._new(indices)
 
     def max_abs(self) -> Tensor:

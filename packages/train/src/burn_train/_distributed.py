@@ -27,6 +27,7 @@ from burn_backend.distributed import ProcessGroup
 from burn_nn import Module
 from burn_nn.optim import GradientsParams
 
+from ._multi_device import cut_apart, end_to_end
 from .data import DataLoader
 
 M = TypeVar("M", bound=Module)
@@ -81,6 +82,8 @@ def averaged_across(
     Returns:
         The averaged gradients of the parameters some process has a gradient for, and the agreed stop.
     """
+    if group.world_size == 1:
+        return grads, stop
     params = [param for param in model.params() if param.require_grad and param.kind is Kind.FLOAT]
     buckets: dict[Any, list[Any]] = {}
     for param in params:
@@ -94,22 +97,20 @@ def averaged_across(
             flags.append(0.0 if tensor is None else 1.0)
             if tensor is None:
                 tensor = Tensor.zeros(param.shape, device=device, dtype=param.dtype)
-            parts.append(tensor.reshape([-1]))
+            parts.append(tensor)
         if index == 0:
             flags.append(1.0 if stop else 0.0)
         parts.append(Tensor.from_data(np.array(flags, np.float32), device).cast(bucket[0].dtype))
-        flat = Tensor.cat(parts, 0) if len(parts) > 1 else parts[0]
-        mean = group.all_reduce(flat, ReduceOperation.MEAN)
-        offset = sum(param.num_elements() for param in bucket)
-        present = mean.narrow(0, offset, len(flags)).to_numpy() > 0  # one host read per bucket
+        pieces = cut_apart(
+            group.all_reduce(end_to_end(parts), ReduceOperation.MEAN),
+            [p.shape for p in bucket] + [[len(flags)]],
+        )
+        present = pieces[-1].to_numpy() > 0  # one host read per bucket
         if index == 0:
             stopping = bool(present[-1])
-        offset = 0
-        for param, used in zip(bucket, present):
-            size = param.num_elements()
+        for param, used, mean in zip(bucket, present, pieces):
             if used:
-                averaged.register(param.id, mean.narrow(0, offset, size).reshape(param.shape))
-            offset += size
+                averaged.register(param.id, mean)
     if not buckets:  # nothing to average: still agree on stopping
         flag = np.array([1.0 if stop else 0.0])
         stopping = bool(group.all_reduce_array(flag, ReduceOperation.SUM)[0] > 0)

@@ -13,6 +13,7 @@ so a learning rate tuned on one device carries over.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -176,13 +177,26 @@ def _averaged(grads: list[GradientsParams], devices: list[Device]) -> GradientsP
                 if tensor is None:  # unused by this device's step: contributes zeros, as in DDP
                     like = reference[param_id]
                     tensor = Tensor.zeros(like.shape, device=device, dtype=like.dtype)
-                parts.append(tensor.reshape([-1]))
-            flats.append(Tensor.cat(parts, 0) if len(parts) > 1 else parts[0])
+                parts.append(tensor)
+            flats.append(end_to_end(parts))
         mean = distributed.all_reduce(flats, ReduceOperation.MEAN)[0]
-        offset = 0
-        for param_id in bucket:
-            shape = reference[param_id].shape
-            size = reference[param_id].num_elements()
-            averaged.register(param_id, mean.narrow(0, offset, size).reshape(shape))
-            offset += size
+        for param_id, part in zip(bucket, cut_apart(mean, [reference[i].shape for i in bucket])):
+            averaged.register(param_id, part)
     return averaged
+
+
+def end_to_end(tensors: Sequence[Tensor]) -> Tensor:
+    """The tensors (of one dtype, on one device) flattened and laid end to end in one vector: a bucket,
+    so that one collective carries them all."""
+    flat = [tensor.reshape([-1]) for tensor in tensors]
+    return Tensor.cat(flat, 0) if len(flat) > 1 else flat[0]
+
+
+def cut_apart(flat: Tensor, shapes: Sequence[Any]) -> list[Tensor]:
+    """The tensors of ``shapes`` laid end to end at the start of ``flat`` (``end_to_end``'s inverse)."""
+    parts, offset = [], 0
+    for shape in shapes:
+        size = math.prod(shape)
+        parts.append(flat.narrow(0, offset, size).reshape(shape))
+        offset += size
+    return parts

@@ -13,6 +13,8 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
+from .._data import TensorData
+
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 
 
@@ -73,8 +75,6 @@ class DistributedOps:
         backend: Any = self
         if group.world_size == 1:
             return tensor
-        from .._data import TensorData  # the op modules load before the data module
-
         data = backend.float_into_data(tensor)
         combined = group.all_reduce_array(data.to_numpy(), op)
         return backend.float_from_data(TensorData(combined), backend.float_device(tensor))
