@@ -210,7 +210,7 @@ class ProcessGroup:
                     raise ValueError(reply["error"])
                 result: np.ndarray[Any, Any] = np.frombuffer(payload, array.dtype).reshape(array.shape).copy()
                 return result
-            total = array.copy()
+            total: np.ndarray[Any, Any] = array.copy()
             error = None
             for rank, peer in enumerate(self._peers, start=1):
                 theirs, payload = self._receive(peer)
