@@ -58,8 +58,10 @@ def test_the_same_batches_whatever_the_number_of_workers(workers: int) -> None:
     batcher = ListBatcher(delay=0.001)
     loader = DataLoaderBuilder(batcher).batch_size(16).shuffle(5).num_workers(workers).build(dataset)
     assert _epochs(loader, 3) == reference
-    assert len(batcher.threads) > 1 or workers == 1
-    assert all(name.startswith("burn-data") for name in batcher.threads)
+    # a batch that no worker has started when it is due is made by the caller instead of waited for
+    workers_used = {name for name in batcher.threads if name.startswith("burn-data")}
+    assert workers_used, batcher.threads
+    assert batcher.threads - workers_used <= {threading.current_thread().name}
 
 
 def test_each_epoch_is_a_new_seeded_permutation() -> None:
