@@ -23,9 +23,13 @@ pytest.importorskip("burn_router")
 
 from burn_autodiff import Autodiff
 from burn_backend import ReduceOperation, Tensor
+from burn_backend.activation import relu
 from burn_backend.distributed import ProcessGroup
 from burn_ndarray import NdArray
+from burn_nn import LinearConfig, Module
+from burn_nn.optim import GradientsParams
 from burn_router import Router
+from burn_train import GradientSync
 from burn_train.launch import _free_port, launch
 
 HERE = Path(__file__).parent
@@ -72,6 +76,98 @@ def test_the_group_all_reduce_combines_every_rank_in_rank_order(op: ReduceOperat
     for tensor_result, array_result in in_ranks(3, body):
         np.testing.assert_array_equal(tensor_result, expected)
         np.testing.assert_array_equal(array_result, expected)
+
+
+def test_started_all_reduces_keep_their_order_with_direct_calls() -> None:
+    def body(group: ProcessGroup) -> Any:
+        device = NdArray().device()
+        started = [
+            group.all_reduce_async(Tensor.from_data([float(k + group.rank)], device), ReduceOperation.SUM)
+            for k in range(3)
+        ]
+        direct = group.all_reduce_array(np.array([10.0 * (group.rank + 1)]), ReduceOperation.SUM)
+        late = group.all_reduce_async(Tensor.from_data([1.0, 2.0], device), ReduceOperation.MEAN)
+        return [f.result().tolist() for f in started], direct.tolist(), late.result().tolist()
+
+    for result in in_ranks(2, body):
+        assert result == ([[1.0], [3.0], [5.0]], [30.0], [1.0, 2.0])
+
+
+def test_a_started_all_reduce_hands_its_error_to_the_future() -> None:
+    def body(group: ProcessGroup) -> Any:
+        future = group.all_reduce_async(Tensor.from_data([0.0] * (1 + group.rank)), ReduceOperation.SUM)
+        with pytest.raises(ValueError, match="rank 1 sent"):
+            future.result()
+        with pytest.raises(TypeError, match="all_reduce_async: expected a Float tensor"):
+            group.all_reduce_async(Tensor.from_data([1, 2]), ReduceOperation.SUM)
+        return True
+
+    assert in_ranks(2, body) == [True, True]
+
+
+class ThreeLayers(Module):
+    def __init__(self, device: Any) -> None:
+        self.first = LinearConfig(6, 8).init(device)
+        self.second = LinearConfig(8, 8).init(device)
+        self.third = LinearConfig(8, 3).init(device)
+
+    def loss(self, x: Tensor, use_third: bool = True) -> Tensor:
+        hidden = relu(self.second(relu(self.first(x))))
+        return (self.third(hidden) if use_third else hidden).square().mean()
+
+
+def _sync_step(
+    group: ProcessGroup, model: ThreeLayers, change: bool = False, skip_third: bool = False
+) -> tuple[dict[Any, np.ndarray], dict[Any, np.ndarray], GradientSync, int]:
+    """One rank's step under a ``GradientSync`` with small buckets: its own and the averaged gradients,
+    the sync, and the buckets it had started when backward returned."""
+    inner = NdArray().device()
+    sync = GradientSync(model, inner, group, first_bucket_bytes=64, bucket_bytes=200)
+    x = Tensor.from_data(
+        np.random.default_rng(group.rank).normal(size=(5, 6)).astype(np.float32), model.devices()[0]
+    )
+    with sync.watch(model):
+        grads = GradientsParams.from_grads(
+            model.loss(x, not (skip_third and group.rank == 1)).backward(), model
+        )
+    started = len(sync._started)
+    if change and group.rank == 1:  # a gradient changed after backward (clipping in train_step, say)
+        first = grads.param_ids()[0]
+        grads.register(first, grads.get(first) * 3.0)  # type: ignore[operator]
+    own = {i: grads.get(i).to_numpy() for i in grads.param_ids()}  # type: ignore[union-attr]
+    averaged, stop = sync.finish(grads, model, stop=group.rank == 1)
+    assert stop  # rank 1 asked, every rank agrees
+    return own, {i: averaged.get(i).to_numpy() for i in averaged.param_ids()}, sync, started  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("change", [False, True])
+def test_gradients_are_sent_during_backward_and_averaged(change: bool) -> None:
+    model = ThreeLayers(Autodiff(NdArray()).device())
+    results = in_ranks(2, lambda group: _sync_step(group, model, change=change))
+    (own0, mean0, sync0, started0), (own1, mean1, _, started1) = results
+    assert len(sync0.buckets) >= 4  # the caps cut the six parameters into several buckets
+    assert started0 == started1 == len(sync0.buckets)  # every bucket left during backward
+    assert sync0.redone == (1 if change else 0)
+    assert sorted(mean0, key=str) == sorted(own0, key=str)
+    for key in own0:
+        np.testing.assert_array_equal(mean0[key], mean1[key])
+        np.testing.assert_allclose(mean0[key], (own0[key] + own1[key]) / 2, rtol=1e-6, atol=1e-7)
+
+
+def test_a_parameter_one_process_did_not_use_gets_the_others_gradient_halved() -> None:
+    model = ThreeLayers(Autodiff(NdArray()).device())
+    (own0, mean0, _, started0), (own1, mean1, _, started1) = in_ranks(
+        2, lambda group: _sync_step(group, model, skip_third=True)
+    )
+    third = {model.third.weight.id, model.third.bias.id}  # type: ignore[union-attr]
+    assert third <= set(own0)
+    assert not third & set(own1)
+    assert started0 > 0
+    assert started1 == 0
+    for key in own0:
+        expected = own0[key] / 2 if key in third else (own0[key] + own1[key]) / 2
+        np.testing.assert_allclose(mean0[key], expected, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(mean0[key], mean1[key])
 
 
 def test_the_group_all_reduce_is_differentiable() -> None:
@@ -135,11 +231,14 @@ def test_a_process_without_the_runs_key_is_refused() -> None:
 
 
 def test_the_launcher_stops_the_run_when_a_process_fails(tmp_path: Path) -> None:
+    # each process gets its share of the cores, unless the caller chose a number of threads
+    threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, len(os.sched_getaffinity(0)) // 3))
     script = tmp_path / "rank.py"
     script.write_text(
         "import os, sys, time\n"
         "rank = int(os.environ['BURN_RANK'])\n"
         "assert os.environ['BURN_WORLD_SIZE'] == '3' and os.environ['BURN_LOCAL_RANK'] == str(rank)\n"
+        f"assert os.environ['OMP_NUM_THREADS'] == {threads!r}, os.environ['OMP_NUM_THREADS']\n"
         "sys.exit(3) if rank == 1 else time.sleep(60)\n"
     )
     started = time.monotonic()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from burn_backend import AutodiffBackend, Backend, DType, Gradients, Kind
 from burn_backend.kit import BackendDecorator, kind_of
 
 from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpointing
-from ._graph import AutodiffTensor, backward
+from ._graph import AutodiffTensor, backward, watching
 from ._ops.activation import ActivationOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
@@ -83,6 +86,16 @@ class Autodiff(FloatOps, ModuleOps, ActivationOps, BackendDecorator, AutodiffBac
             tuple(tensor.shape), inner.float_device(tensor.primitive), DType.of(tensor.dtype)
         )
         return backward(inner, tensor, seed)
+
+    def watch_gradients(
+        self, tensors: Sequence[Any], callback: Callable[[int, Any], None]
+    ) -> contextlib.AbstractContextManager[None]:
+        callbacks: dict[int, list[Callable[[Any], None]]] = {}
+        for position, tensor in enumerate(tensors):
+            node = tensor.node if isinstance(tensor, AutodiffTensor) else None
+            if node is not None and node.is_leaf and node.requires_grad:
+                callbacks.setdefault(node.id, []).append(functools.partial(callback, position))
+        return watching(callbacks)
 
     def grad(self, tensor: Any, grads: Gradients) -> Any:
         return grads.get(tensor)

@@ -7,8 +7,10 @@ what it traverses.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,7 @@ BackwardFn = Callable[[Backend, Primitive, Sequence[Any], Any, Any], Sequence[Pr
 ForwardFn = Callable[[Backend, Sequence[Any], Any], Primitive]
 
 _ids = itertools.count()
+_watchers = threading.local()  # this thread's watched leaves: a list of {node id: callbacks}
 
 
 @dataclass(frozen=True)
@@ -245,24 +248,84 @@ def _topological_order(root: Node, stop: Callable[[Node], bool] | None = None) -
     return order
 
 
+def _node_id(node: Node) -> int:
+    return node.id
+
+
+@contextlib.contextmanager
+def watching(callbacks: dict[int, list[Callable[[Primitive], None]]]) -> Iterator[None]:
+    """While the block runs in this thread, ``backward`` calls ``callbacks[node id]`` with each watched
+    leaf's gradient as soon as it is complete (nested blocks add up)."""
+    stack: list[dict[int, list[Callable[[Primitive], None]]]] | None = getattr(_watchers, "stack", None)
+    if stack is None:
+        stack = _watchers.stack = []
+    stack.append(callbacks)
+    try:
+        yield
+    finally:
+        stack.remove(callbacks)
+
+
+def _watched() -> dict[int, list[Callable[[Primitive], None]]]:
+    stack: list[dict[int, list[Callable[[Primitive], None]]]] | None = getattr(_watchers, "stack", None)
+    if not stack:
+        return {}
+    if len(stack) == 1:
+        return stack[0]
+    merged: dict[int, list[Callable[[Primitive], None]]] = {}
+    for callbacks in stack:
+        for key, found in callbacks.items():
+            merged.setdefault(key, []).extend(found)
+    return merged
+
+
 def backward(inner: Backend, root: AutodiffTensor, seed: Primitive) -> AutodiffGradients:
     """Gradients of ``root`` seeded with ``seed`` with respect to every leaf that requires one; the
-    traversed graph is released."""
+    traversed graph is released.
+
+    A watched leaf (``watching``) is reported as soon as the last op that uses it has added its part,
+    not when the walk reaches the leaf, since data-parallel training sends each gradient as early as
+    it can.
+    """
     if root.node is None:
         return AutodiffGradients({})
-    order = _topological_order(root.node)
+    # a node is made after its parents, so ids order the graph; walking it from the newest node
+    # reaches each side branch (a bias's broadcast, say) right after its last use, not at the end
+    order = sorted(_topological_order(root.node), key=_node_id)
     pending: dict[int, Primitive] = {root.node.id: seed}
     result: dict[int, Primitive] = {}
     cache: dict[int, Primitive] = {}
+    watched = _watched()
+    uses: dict[int, int] = {}  # watched leaf -> ops of the graph still to add to its gradient
+    if watched:
+        for node in order:
+            for parent in node.parents:
+                if parent is not None and parent.id in watched:
+                    uses[parent.id] = uses.get(parent.id, 0) + 1
+
+    def used(node: Node) -> None:
+        for parent in node.parents:
+            if parent is not None and parent.id in uses:
+                uses[parent.id] -= 1
+                gradient = pending.get(parent.id)
+                if uses[parent.id] == 0 and gradient is not None:
+                    for callback in watched[parent.id]:
+                        callback(gradient)
+
     try:
         for node in reversed(order):
             grad = pending.pop(node.id, None)
-            if grad is None:
-                continue
             spec = node.spec
+            if grad is None:
+                if uses:
+                    used(node)
+                continue
             if spec is None:
                 if node.requires_grad:
                     result[node.id] = grad
+                    if node.id in watched and node.id not in uses:  # the root itself
+                        for callback in watched[node.id]:
+                            callback(grad)
                 continue
             if not node.parents:
                 raise RuntimeError(
@@ -277,6 +340,8 @@ def backward(inner: Backend, root: AutodiffTensor, seed: Primitive) -> AutodiffG
                     continue
                 current = pending.get(parent.id)
                 pending[parent.id] = parent_grad if current is None else inner.float_add(current, parent_grad)
+            if uses:
+                used(node)
     finally:
         for node in order:
             node.release()

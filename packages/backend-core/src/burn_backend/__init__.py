@@ -34,6 +34,7 @@ from ._dtype import DType as DType
 from ._dtype import Float as Float
 from ._dtype import Int as Int
 from ._dtype import Kind as Kind
+from ._gradient_watch import watch_gradients as watch_gradients
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
 from ._ops.distributed import DistributedOps as DistributedOps

@@ -4,9 +4,10 @@ compute gradients."""
 from __future__ import annotations
 
 import abc
+import contextlib
 import enum
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._data import TensorData
@@ -260,6 +261,18 @@ class AutodiffBackend(Backend):
     @abc.abstractmethod
     def backward(self, tensor: Any) -> Gradients:
         """Gradients of ``tensor`` (seeded with ones) with respect to every tracked leaf."""
+
+    def watch_gradients(
+        self, tensors: Sequence[Any], callback: Callable[[int, Any], None]
+    ) -> contextlib.AbstractContextManager[None]:
+        """A context in which each ``backward`` of this thread calls ``callback(i, gradient)`` (an inner
+        primitive) as soon as the gradient of ``tensors[i]`` is complete, before the pass ends.
+
+        Data-parallel training sends gradients while the rest of backward runs. Only tracked leaves
+        are reported, each once per pass that reaches it. This default reports nothing, so callers
+        must still read the returned ``Gradients``; a backend overrides it to report early.
+        """
+        return contextlib.nullcontext()
 
     @abc.abstractmethod
     def grad(self, tensor: Any, grads: Gradients) -> Any:

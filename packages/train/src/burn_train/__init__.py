@@ -26,6 +26,7 @@ from ._checkpoint import FileCheckpointer as FileCheckpointer
 from ._checkpoint import KeepLastNCheckpoints as KeepLastNCheckpoints
 from ._checkpoint import MetricCheckpointingStrategy as MetricCheckpointingStrategy
 from ._dashboard import TuiRenderer as TuiRenderer
+from ._distributed import GradientSync as GradientSync
 from ._evaluator import EvaluationSummary as EvaluationSummary
 from ._evaluator import Evaluator as Evaluator
 from ._evaluator import EvaluatorBuilder as EvaluatorBuilder
@@ -124,7 +125,8 @@ __all__ = [
     "ClassificationOutput",
     "RegressionOutput",
     "MultiLabelClassificationOutput",
-    # several devices
+    # several devices and processes
+    "GradientSync",
     "SplitLoader",
     "data_parallel_step",
     # metrics

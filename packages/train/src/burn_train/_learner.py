@@ -29,7 +29,14 @@ from ._checkpoint import (
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
-from ._distributed import QuietRenderer, averaged_across, broadcast_model, mean_across, rank_part
+from ._distributed import (
+    GradientSync,
+    QuietRenderer,
+    averaged_across,
+    broadcast_model,
+    mean_across,
+    rank_part,
+)
 from ._evaluator import LearnerSummary, run_epoch
 from ._logger import FileMetricLogger, application_logger
 from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
@@ -322,6 +329,7 @@ class Learner:
         self._store = MetricsStore()
         self._group = builder._group
         self._stop_agreed = False  # distributed: every process's stop, agreed in the last all-reduce
+        self._sync: GradientSync | None = None  # distributed: gradients averaged while backward runs
         self._rank = 0 if self._group is None else self._group.rank
         log_dir = builder._artifact_dir if self._rank == 0 else builder._artifact_dir / f"rank-{self._rank}"
         self._logger = FileMetricLogger(log_dir)
@@ -376,6 +384,8 @@ class Learner:
             if valid_loader is not None:
                 valid_loader = rank_part(valid_loader, self._group, "valid")
             self.model = broadcast_model(self.model, self._group)
+            if self._group.world_size > 1 and b._grads_accumulation == 1:
+                self._sync = GradientSync(self.model, inner, self._group)
             if self._rank != 0:
                 renderer = QuietRenderer()
         if hasattr(renderer, "set_on_quit"):
@@ -448,7 +458,8 @@ class Learner:
             if isinstance(loader, SplitLoader):
                 outputs, grads = data_parallel_step(self.model, self.devices, batch)
             else:
-                output = self.model.train_step(batch)  # type: ignore[attr-defined]
+                with contextlib.nullcontext() if self._sync is None else self._sync.watch(self.model):
+                    output = self.model.train_step(batch)  # type: ignore[attr-defined]
                 if not isinstance(output, TrainOutput):
                     raise TypeError(
                         f"Learner: train_step must return a TrainOutput, got {type(output).__name__}"
@@ -488,9 +499,12 @@ class Learner:
     def _optimize(self, grads: GradientsParams) -> None:
         if self._group is not None:
             asked = self._b._interrupter.should_stop()
-            grads, self._stop_agreed = averaged_across(
-                grads, self.model, self._inner_device(), self._group, asked
-            )
+            if self._sync is not None:
+                grads, self._stop_agreed = self._sync.finish(grads, self.model, asked)
+            else:
+                grads, self._stop_agreed = averaged_across(
+                    grads, self.model, self._inner_device(), self._group, asked
+                )
             if self._stop_agreed and not asked:
                 self._b._interrupter.stop("another process of the run stopped")
         self._lr = self.lr_scheduler.step()

@@ -32,6 +32,11 @@ _PARALLEL_BYTES = 1 << 21  # the least im2col work per thread worth a thread
 
 
 def _cpu_count() -> int:
+    """The cores this process may use: ``OMP_NUM_THREADS`` where set (as BLAS reads it; the launcher of
+    a run of several processes sets each one's share), else the cores it is allowed to run on."""
+    limit = os.environ.get("OMP_NUM_THREADS", "")
+    if limit.isdigit() and int(limit) > 0:
+        return int(limit)
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
