@@ -229,7 +229,8 @@ def main() -> None:
             f"{model:8} {batch:>10} {one['step_s'] * 1e3:>10.2f} {many['step_s'] * 1e3:>10.2f} "
             f"{rate_one:>10.0f} {rate_many:>10.0f} {rate_many / (n * rate_one):>8.2f} {difference:>10.1e}"
         )
-        print(f"         losses ({n} proc): {np.round(ours, 4).tolist()} (averaged again: {many['redone']} steps)")
+        again = f"(averaged again: {many['redone']} steps)"
+        print(f"         losses ({n} proc): {np.round(ours, 4).tolist()} {again}")
         print(f"         losses (1 proc):  {np.round(theirs, 4).tolist()}")
 
 
