@@ -4,8 +4,6 @@ for unshuffled batching."""
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 from typing import Any
@@ -152,24 +150,3 @@ def test_slices_and_split_across_devices() -> None:
     assert all(part.device == device for part in parts)
     with pytest.raises(ValueError, match="at least one device"):
         split_dataloader(loader, [])
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
-def test_worker_threads_run_below_the_training_threads_priority() -> None:
-    seen: list[tuple[str, int]] = []
-
-    class Recording:
-        def batch(self, items: list[int], device: Device) -> list[int]:
-            thread = threading.current_thread().name
-            seen.append((thread, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
-            time.sleep(0.01)
-            return items
-
-    loader = DataLoaderBuilder(Recording()).batch_size(2).num_workers(2).build(InMemDataset(list(range(8))))
-    assert [batch for batch in loader] == [[0, 1], [2, 3], [4, 5], [6, 7]]
-    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    workers = [nice for thread, nice in seen if thread.startswith("burn-data")]
-    assert workers, seen
-    assert all(nice == min(19, main + 10) for nice in workers), (seen, main)
-    # a batch no worker had started is made by the caller, at the caller's priority
-    assert all(nice == main for thread, nice in seen if not thread.startswith("burn-data")), seen

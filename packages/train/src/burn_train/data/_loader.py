@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
-import os
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -317,23 +314,6 @@ class DataLoader(Generic[B]):
         )
 
 
-_WORKER_NICENESS = 10
-
-
-def _background_priority() -> None:
-    """Lower the calling worker thread's CPU priority (Linux: each thread has its own nice value), so
-    that making batches ahead fills the time the training step leaves idle instead of taking cores
-    from it: on a machine with few cores the step's own threads (BLAS, convolution workers) otherwise
-    wait for the loader's."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "setpriority"):
-        return
-    thread = threading.get_native_id()
-    with contextlib.suppress(OSError):  # not permitted, or no such thread: the priority stays
-        os.setpriority(
-            os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + _WORKER_NICENESS)
-        )
-
-
 class DataLoaderIterator(Iterator[B]):
     """One epoch of a ``DataLoader``: yields its batches in order, made ahead by the worker threads.
 
@@ -353,9 +333,7 @@ class DataLoaderIterator(Iterator[B]):
         self._submitted = start
         self._pool: ThreadPoolExecutor | None = None
         if loader.num_workers > 0 and start < len(self._batches):
-            self._pool = ThreadPoolExecutor(
-                loader.num_workers, thread_name_prefix="burn-data", initializer=_background_priority
-            )
+            self._pool = ThreadPoolExecutor(loader.num_workers, thread_name_prefix="burn-data")
 
     @property
     def epoch(self) -> int:
@@ -396,7 +374,7 @@ class DataLoaderIterator(Iterator[B]):
                 self._fill()
                 _, future = self._pending.popleft()
                 # a batch no worker has started yet is made here rather than waited for: the caller
-                # never idles behind the queue (the workers' lower priority can leave it unstarted)
+                # never idles behind the queue (busy cores can leave it unstarted)
                 batch = self._loader._make(self._batches[index]) if future.cancel() else future.result()
                 self._fill()
         except BaseException:
