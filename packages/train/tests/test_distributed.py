@@ -121,7 +121,8 @@ def _sync_step(
 ) -> tuple[dict[Any, np.ndarray], dict[Any, np.ndarray], GradientSync, int]:
     """One rank's step under a ``GradientSync`` with small buckets: its own and the averaged gradients,
     the sync, and the buckets it had started when backward returned."""
-    inner = NdArray().device()
+    device = model.devices()[0]
+    inner = device.backend.inner_device(device)  # type: ignore[attr-defined]
     sync = GradientSync(model, inner, group, first_bucket_bytes=64, bucket_bytes=200)
     x = Tensor.from_data(
         np.random.default_rng(group.rank).normal(size=(5, 6)).astype(np.float32), model.devices()[0]
@@ -140,9 +141,10 @@ def _sync_step(
     return own, {i: averaged.get(i).to_numpy() for i in averaged.param_ids()}, sync, started  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("change", [False, True])
-def test_gradients_are_sent_during_backward_and_averaged(change: bool) -> None:
-    model = ThreeLayers(Autodiff(NdArray()).device())
+@pytest.mark.parametrize(("change", "fused"), [(False, False), (True, False), (False, True)])
+def test_gradients_are_sent_during_backward_and_averaged(change: bool, fused: bool) -> None:
+    inner = pytest.importorskip("burn_fusion").Fusion(NdArray()) if fused else NdArray()
+    model = ThreeLayers(Autodiff(inner).device())
     results = in_ranks(2, lambda group: _sync_step(group, model, change=change))
     (own0, mean0, sync0, started0), (own1, mean1, _, started1) = results
     assert len(sync0.buckets) >= 4  # the caps cut the six parameters into several buckets
@@ -304,6 +306,18 @@ def test_two_processes_train_like_two_devices_of_one_process(tmp_path: Path) -> 
         one = [float(line.split(",")[0]) for line in
                (tmp_path / "one" / "valid" / "epoch-2" / f"{name}.log").read_text().split()]  # fmt: skip
         np.testing.assert_allclose(np.mean(both), np.mean(one), rtol=1e-5)
+
+
+def test_two_processes_accumulating_gradients_train_like_two_devices(tmp_path: Path) -> None:
+    # with accumulation the gradients are averaged once per optimizer step, after the last backward
+    _launch_toy(tmp_path / "ddp", "--accumulation", "2")
+    ranks = [np.load(tmp_path / "ddp" / f"final-rank{r}.npz") for r in range(2)]
+    backend = Autodiff(Router(NdArray(), NdArray()))
+    devices = [backend.device(0), backend.device(1)]
+    reference = toy.weights(toy.run(tmp_path / "one", 2, devices=devices, dropout=0.0, accumulation=2))
+    for key, value in reference.items():
+        np.testing.assert_array_equal(ranks[0][key], ranks[1][key], err_msg=key)
+        np.testing.assert_allclose(ranks[0][key], value, rtol=1e-5, atol=1e-6, err_msg=key)
 
 
 def test_a_stop_in_one_process_stops_all_after_the_same_step_and_resumes(tmp_path: Path) -> None:

@@ -178,6 +178,7 @@ def main() -> None:
     parser.add_argument("--resume", type=int)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--dropout", type=float, default=0.3)
+    parser.add_argument("--accumulation", type=int, default=1)
     parser.add_argument("--distributed", action="store_true", help="one process of a burn_train.launch run")
     parser.add_argument("--stop-at", type=int, nargs=3, help="RANK EPOCH ITERATION: that rank asks to stop")
     args = parser.parse_args()
@@ -201,7 +202,7 @@ def main() -> None:
 
     model = run(
         args.artifact_dir, args.epochs, resume=args.resume, delay=args.delay, renderer=renderer,
-        dropout=args.dropout, builder_hook=hook,
+        dropout=args.dropout, builder_hook=hook, accumulation=args.accumulation,
     )  # fmt: skip
     np.savez(final, **weights(model))
     print("done", file=sys.stderr)
