@@ -117,7 +117,11 @@ class ThreeLayers(Module):
 
 
 def _sync_step(
-    group: ProcessGroup, model: ThreeLayers, change: bool = False, skip_third: bool = False
+    group: ProcessGroup,
+    model: ThreeLayers,
+    change: bool = False,
+    skip_third: bool = False,
+    twice: bool = False,
 ) -> tuple[dict[Any, np.ndarray], dict[Any, np.ndarray], GradientSync, int]:
     """One rank's step under a ``GradientSync`` with small buckets: its own and the averaged gradients,
     the sync, and the buckets it had started when backward returned."""
@@ -131,6 +135,8 @@ def _sync_step(
         grads = GradientsParams.from_grads(
             model.loss(x, not (skip_third and group.rank == 1)).backward(), model
         )
+        if twice and group.rank == 1:  # a second backward: its gradients are the step's
+            grads = GradientsParams.from_grads((model.loss(x) * 2.0).backward(), model)
     started = len(sync._started)
     if change and group.rank == 1:  # a gradient changed after backward (clipping in train_step, say)
         first = grads.param_ids()[0]
@@ -141,15 +147,18 @@ def _sync_step(
     return own, {i: averaged.get(i).to_numpy() for i in averaged.param_ids()}, sync, started  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("change", "fused"), [(False, False), (True, False), (False, True)])
-def test_gradients_are_sent_during_backward_and_averaged(change: bool, fused: bool) -> None:
+@pytest.mark.parametrize(
+    ("change", "twice", "fused"),
+    [(False, False, False), (True, False, False), (False, True, False), (False, False, True)],
+)
+def test_gradients_are_sent_during_backward_and_averaged(change: bool, twice: bool, fused: bool) -> None:
     inner = pytest.importorskip("burn_fusion").Fusion(NdArray()) if fused else NdArray()
     model = ThreeLayers(Autodiff(inner).device())
-    results = in_ranks(2, lambda group: _sync_step(group, model, change=change))
+    results = in_ranks(2, lambda group: _sync_step(group, model, change=change, twice=twice))
     (own0, mean0, sync0, started0), (own1, mean1, _, started1) = results
     assert len(sync0.buckets) >= 4  # the caps cut the six parameters into several buckets
     assert started0 == started1 == len(sync0.buckets)  # every bucket left during backward
-    assert sync0.redone == (1 if change else 0)
+    assert sync0.redone == (1 if change or twice else 0)
     assert sorted(mean0, key=str) == sorted(own0, key=str)
     for key in own0:
         np.testing.assert_array_equal(mean0[key], mean1[key])

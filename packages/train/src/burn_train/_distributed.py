@@ -208,11 +208,13 @@ class GradientSync:
             yield
 
     def _ready(self, position: int, gradient: Tensor) -> None:
-        if self._sent[position] is not None:  # a second backward in one step: caught by finish
-            self._sent[position] = gradient
-            return
+        bucket = self.bucket_of[position]
+        if self._sent[position] is not None:  # a second backward in this step
+            if bucket >= len(self._started):  # not sent yet: the newer gradient goes
+                self._sent[position] = gradient
+            return  # sent: finish sees that the step's gradient is another one
         self._sent[position] = gradient
-        self._waiting[self.bucket_of[position]] -= 1
+        self._waiting[bucket] -= 1
         while len(self._started) < len(self.buckets) and self._waiting[len(self._started)] == 0:
             self._start(len(self._started))
 
