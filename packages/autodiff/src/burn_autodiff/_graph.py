@@ -228,28 +228,22 @@ def leaf(tensor: AutodiffTensor, requires_grad: bool) -> AutodiffTensor:
 
 
 def _topological_order(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
-    """Nodes reachable from ``root``, each after all of its parents (iterative depth-first search); the
-    search neither includes nor goes past the nodes ``stop`` holds for."""
-    order: list[Node] = []
-    visited: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    """Nodes reachable from ``root``, each after all of its parents; the search neither includes nor
+    goes past the nodes ``stop`` holds for.
+
+    A node is made after its parents, so their ids order the graph. Walked from the newest node,
+    backward reaches each side branch (a bias's broadcast, say) right after its last use, where a
+    depth-first order can leave it to the very end.
+    """
+    found: dict[int, Node] = {}
+    stack = [root]
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = stack.pop()
+        if node.id in found or (stop is not None and stop(node)):
             continue
-        if node.id in visited or (stop is not None and stop(node)):
-            continue
-        visited.add(node.id)
-        stack.append((node, True))
-        for parent in node.parents:
-            if parent is not None and parent.id not in visited:
-                stack.append((parent, False))
-    return order
-
-
-def _node_id(node: Node) -> int:
-    return node.id
+        found[node.id] = node
+        stack.extend(parent for parent in node.parents if parent is not None and parent.id not in found)
+    return [found[key] for key in sorted(found)]
 
 
 @contextlib.contextmanager
@@ -289,9 +283,7 @@ def backward(inner: Backend, root: AutodiffTensor, seed: Primitive) -> AutodiffG
     """
     if root.node is None:
         return AutodiffGradients({})
-    # a node is made after its parents, so ids order the graph; walking it from the newest node
-    # reaches each side branch (a bias's broadcast, say) right after its last use, not at the end
-    order = sorted(_topological_order(root.node), key=_node_id)
+    order = _topological_order(root.node)
     pending: dict[int, Primitive] = {root.node.id: seed}
     result: dict[int, Primitive] = {}
     cache: dict[int, Primitive] = {}
