@@ -15,8 +15,8 @@
   for (a parameter no process used gets none, as on one device), whether a process changed a gradient
   after it was sent (then every process averages the step's final gradients again), and whether a
   process was asked to stop (Ctrl-C, ``q``), so that every process stops after the same step. With
-  gradient accumulation, only the accumulated gradients are averaged, once per optimizer step
-  (``averaged_across``).
+  gradient accumulation, only the accumulated gradients are averaged, once per optimizer step (no
+  ``watch``: every bucket starts in ``finish``).
 - The epoch's metric values are averaged over the processes (each saw as many items), so every process
   stores the same history; rank 0 draws the dashboard, writes the checkpoints and the logs of the run's
   folder, and the other ranks log into ``rank-<r>`` beneath it.
@@ -42,7 +42,7 @@ from .data import DataLoader
 
 M = TypeVar("M", bound=Module)
 
-__all__ = ["GradientSync", "QuietRenderer", "averaged_across", "broadcast_model", "mean_across", "rank_part"]
+__all__ = ["GradientSync", "QuietRenderer", "broadcast_model", "mean_across", "rank_part"]
 
 _FIRST_BUCKET_BYTES = 1 << 20  # PyTorch DDP's sizes: a small first bucket starts sending early
 _BUCKET_BYTES = 25 << 20
@@ -78,56 +78,6 @@ def broadcast_model(model: M, group: ProcessGroup) -> M:
     recorder = NamedMpkBytesRecorder(DoublePrecisionSettings())  # every dtype fits f64/i64 exactly
     payload = group.broadcast_bytes(recorder.save(model.into_record()) if group.rank == 0 else b"")
     return model if group.rank == 0 else model.load_record(recorder.load(payload))
-
-
-def averaged_across(
-    grads: GradientsParams, model: Module, device: Device, group: ProcessGroup, stop: bool
-) -> tuple[GradientsParams, bool]:
-    """The mean over the processes of each parameter's gradient, and whether any process asked to stop.
-
-    Args:
-        grads: this process's gradients (on ``device``, the inner device), keyed by parameter id.
-        model: the model (the same in every process): its parameters fix the buckets' layout.
-        device: where the gradients are.
-        group: the run's processes.
-        stop: whether this process was asked to stop.
-
-    Returns:
-        The averaged gradients of the parameters some process has a gradient for, and the agreed stop.
-    """
-    if group.world_size == 1:
-        return grads, stop
-    params = _float_params(model)
-    buckets: dict[Any, list[Any]] = {}
-    for param in params:
-        buckets.setdefault(param.dtype, []).append(param)
-    averaged = GradientsParams()
-    stopping = False
-    for index, bucket in enumerate(buckets.values()):
-        parts, flags = [], []
-        for param in bucket:
-            tensor = grads.get(param.id)
-            flags.append(0.0 if tensor is None else 1.0)
-            if tensor is None:
-                tensor = Tensor.zeros(param.shape, device=device, dtype=param.dtype)
-            parts.append(tensor)
-        if index == 0:
-            flags.append(1.0 if stop else 0.0)
-        parts.append(Tensor.from_data(np.array(flags, np.float32), device).cast(bucket[0].dtype))
-        pieces = cut_apart(
-            group.all_reduce(end_to_end(parts), ReduceOperation.MEAN),
-            [p.shape for p in bucket] + [[len(flags)]],
-        )
-        present = pieces[-1].to_numpy() > 0  # one host read per bucket
-        if index == 0:
-            stopping = bool(present[-1])
-        for param, used, mean in zip(bucket, present, pieces):
-            if used:
-                averaged.register(param.id, mean)
-    if not buckets:  # nothing to average: still agree on stopping
-        flag = np.array([1.0 if stop else 0.0])
-        stopping = bool(group.all_reduce_array(flag, ReduceOperation.SUM)[0] > 0)
-    return averaged, stopping
 
 
 class GradientSync:
@@ -255,13 +205,12 @@ class GradientSync:
         flags = np.array([t is not None for t in final] + [changed, stop], np.float64)
         agreed = self.group.all_reduce_array(flags, ReduceOperation.SUM) > 0
         stopping = bool(agreed[-1])
-        if agreed[-2]:  # some process changed a gradient it had sent: average the final ones again
+        if agreed[-2]:  # some process changed a gradient it had sent: every one averages the final ones
             for future in self._started:
                 future.result()
             self.redone += 1
             self._reset()
-            averaged, _ = averaged_across(grads, model, self.device, self.group, False)
-            return averaged, stopping
+            return self.finish(grads, model, stop)  # nothing was sent early this time
         averaged = GradientsParams()
         for positions, future in zip(self.buckets, self._started):
             shapes = [self.shapes[p] for p in positions]

@@ -32,7 +32,6 @@ from ._checkpoint import (
 from ._distributed import (
     GradientSync,
     QuietRenderer,
-    averaged_across,
     broadcast_model,
     mean_across,
     rank_part,
@@ -384,7 +383,7 @@ class Learner:
             if valid_loader is not None:
                 valid_loader = rank_part(valid_loader, self._group, "valid")
             self.model = broadcast_model(self.model, self._group)
-            if self._group.world_size > 1 and b._grads_accumulation == 1:
+            if self._group.world_size > 1:
                 self._sync = GradientSync(self.model, inner, self._group)
             if self._rank != 0:
                 renderer = QuietRenderer()
@@ -458,7 +457,8 @@ class Learner:
             if isinstance(loader, SplitLoader):
                 outputs, grads = data_parallel_step(self.model, self.devices, batch)
             else:
-                with contextlib.nullcontext() if self._sync is None else self._sync.watch(self.model):
+                sync = self._sync if b._grads_accumulation == 1 else None  # else: averaged once summed
+                with contextlib.nullcontext() if sync is None else sync.watch(self.model):
                     output = self.model.train_step(batch)  # type: ignore[attr-defined]
                 if not isinstance(output, TrainOutput):
                     raise TypeError(
@@ -501,10 +501,8 @@ class Learner:
             asked = self._b._interrupter.should_stop()
             if self._sync is not None:
                 grads, self._stop_agreed = self._sync.finish(grads, self.model, asked)
-            else:
-                grads, self._stop_agreed = averaged_across(
-                    grads, self.model, self._inner_device(), self._group, asked
-                )
+            else:  # a run of one process
+                self._stop_agreed = asked
             if self._stop_agreed and not asked:
                 self._b._interrupter.stop("another process of the run stopped")
         self._lr = self.lr_scheduler.step()
