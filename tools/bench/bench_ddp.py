@@ -137,15 +137,13 @@ def worker(args: argparse.Namespace) -> None:
     from burn_nn import loss
     from burn_nn.optim import GradientsParams, MomentumConfig, SgdConfig
     from burn_train import GradientSync
-    from burn_train._distributed import broadcast_model
 
     group = ProcessGroup.from_environment(timeout=120)
     backend = _backend(args.backend)
     device = backend.device(group.local_rank if args.backend == "cuda" else 0)
     inner = backend.inner_device(device)
-    device.seed(SEED)
+    device.seed(SEED)  # every process draws the same initial model
     model, shape, classes = _model(args.model, device)
-    model = broadcast_model(model, group)
     optimizer = SgdConfig(momentum=MomentumConfig(0.9, 0.0)).init()
     sync = GradientSync(model, inner, group)
     criterion = loss.CrossEntropyLossConfig().init(device)
