@@ -4,8 +4,12 @@
 set of devices (``NcclCommunicator.initAll``), and one grouped ``allReduce`` per call on each device's
 current stream. ``float_all_reduce_processes`` (one process per GPU): the communicator of CuPy's
 process group (``cupyx.distributed.init_process_group``, whose rendezvous listens on the port after the
-``ProcessGroup``'s), made once per group. Where CuPy has no NCCL, or a dtype NCCL lacks (bf16 before NCCL
-2.10), the interface's default (copies through ``float_to_device``, or through the host) runs instead.
+``ProcessGroup``'s), made once per group, on a side stream of its own: an event makes NCCL wait for the
+kernels queued before the call, another makes the compute stream's later kernels wait for NCCL, and
+nothing between waits (with ``all_reduce_async``, backward goes on while the gradients travel).
+
+Where CuPy has no NCCL, or a dtype NCCL lacks (bf16 before NCCL 2.10), the interface's default (copies
+through ``float_to_device``, or through the host) runs instead.
 """
 
 from __future__ import annotations
@@ -97,10 +101,16 @@ class CollectiveOps:
             communicator = group.extension(
                 f"cupyx-nccl:{device_id}", lambda: _process_communicator(group, device_id)
             )
+            side = group.extension(f"cupy-side-stream:{device_id}", lambda: _side_stream(device_id))
             with cp.cuda.Device(device_id):
+                compute = cp.cuda.get_current_stream()
+                # allocated on the compute stream before the event: whatever last used this memory was
+                # queued before it, so NCCL on the side stream writes only after that work
                 source = cp.ascontiguousarray(tensor)
                 out = cp.empty_like(source)
-                communicator.all_reduce(source, out, "sum")
+                side.wait_event(compute.record())  # the gradient's kernels, queued before, come first
+                communicator.all_reduce(source, out, "sum", stream=side)
+                compute.wait_event(side.record())  # what reads the result, queued after, waits for it
                 if op is ReduceOperation.MEAN:
                     out /= group.world_size
             return out.reshape(tensor.shape)
@@ -108,6 +118,13 @@ class CollectiveOps:
 
 
 _PROCESS_DTYPES = ("float16", "float32", "float64")
+
+
+def _side_stream(device_id: int) -> Any:
+    """The stream this process's all-reduces run on: not the compute stream, so that backward's next
+    kernels run while NCCL sends the gradients already done (events order the two streams)."""
+    with cp.cuda.Device(device_id):
+        return cp.cuda.Stream(non_blocking=True)
 
 
 def _process_communicator(group: Any, device_id: int) -> Any:
