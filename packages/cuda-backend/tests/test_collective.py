@@ -61,3 +61,57 @@ def test_all_reduce_across_gpus_through_the_tensor_api() -> None:
     for result, device in zip(results, devices):
         assert result.device == device
         assert result.tolist() == [expected] * 4
+
+
+class _OneRankGroup:
+    """A ``ProcessGroup`` stand-in of "two" processes whose NCCL communicator has one rank, so that the
+    all-reduce across processes runs its NCCL path on one GPU (the sum over one rank is the input)."""
+
+    world_size = 2
+    rank = 0
+    address = "127.0.0.1"
+
+    def __init__(self) -> None:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self._extensions: dict[str, object] = {}
+
+    def extension(self, key: str, make: object) -> object:
+        if key not in self._extensions:
+            self._extensions[key] = make()  # type: ignore[operator]
+        return self._extensions[key]
+
+
+def test_all_reduce_across_processes_is_ordered_with_the_compute_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NCCL runs on a side stream: it must see the kernels queued before the call and not those queued
+    after, and a reader queued after must see its result (without the two events, most trials fail)."""
+    nccl_or_skip()
+    import cupy as cp
+    import cupyx.distributed
+
+    from burn_cuda._ops import _collective
+
+    monkeypatch.setattr(
+        _collective,
+        "_process_communicator",
+        lambda group, device_id: cupyx.distributed.init_process_group(
+            1, 0, host=group.address, port=group.port + 1
+        ),
+    )
+    ops, group = _collective.CollectiveOps(), _OneRankGroup()
+    size = 1 << 22
+    for _ in range(20):
+        x = cp.zeros(size, cp.float32)
+        for _ in range(30):  # a slow producer on the compute stream
+            x += 1.0
+        out = ops.float_all_reduce_processes(x, ReduceOperation.SUM, group)
+        x += 1000.0  # queued after the call: the all-reduce must not see it
+        read = out * 1.0  # queued after the call: must see the all-reduce's result
+        assert (float(read[0]), float(read[size - 1]), float(read.mean())) == (30.0, 30.0, 30.0)
+    mean = ops.float_all_reduce_processes(cp.full(8, 3.0, cp.float32), ReduceOperation.MEAN, group)
+    assert float(mean[0]) == 1.5  # one rank's sum over the group's two processes
