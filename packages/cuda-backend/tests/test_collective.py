@@ -85,6 +85,8 @@ class _OneRankGroup:
         return self._extensions[key]
 
 
+# CuPy's rendezvous store calls threading's deprecated notifyAll (in its server thread)
+@pytest.mark.filterwarnings(r"ignore:notifyAll\(\) is deprecated:DeprecationWarning")
 def test_all_reduce_across_processes_is_ordered_with_the_compute_stream(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -105,13 +107,18 @@ def test_all_reduce_across_processes_is_ordered_with_the_compute_stream(
     )
     ops, group = _collective.CollectiveOps(), _OneRankGroup()
     size = 1 << 22
-    for _ in range(20):
-        x = cp.zeros(size, cp.float32)
-        for _ in range(30):  # a slow producer on the compute stream
-            x += 1.0
-        out = ops.float_all_reduce_processes(x, ReduceOperation.SUM, group)
-        x += 1000.0  # queued after the call: the all-reduce must not see it
-        read = out * 1.0  # queued after the call: must see the all-reduce's result
-        assert (float(read[0]), float(read[size - 1]), float(read.mean())) == (30.0, 30.0, 30.0)
-    mean = ops.float_all_reduce_processes(cp.full(8, 3.0, cp.float32), ReduceOperation.MEAN, group)
-    assert float(mean[0]) == 1.5  # one rank's sum over the group's two processes
+    try:
+        for _ in range(20):
+            x = cp.zeros(size, cp.float32)
+            for _ in range(30):  # a slow producer on the compute stream
+                x += 1.0
+            out = ops.float_all_reduce_processes(x, ReduceOperation.SUM, group)
+            x += 1000.0  # queued after the call: the all-reduce must not see it
+            read = out * 1.0  # queued after the call: must see the all-reduce's result
+            assert (float(read[0]), float(read[size - 1]), float(read.mean())) == (30.0, 30.0, 30.0)
+        mean = ops.float_all_reduce_processes(cp.full(8, 3.0, cp.float32), ReduceOperation.MEAN, group)
+        assert float(mean[0]) == 1.5  # one rank's sum over the group's two processes
+    finally:  # the large blocks go back to the driver: later tests measure the pool
+        x = out = read = None
+        cp.cuda.Device().synchronize()
+        cp.get_default_memory_pool().free_all_blocks()
