@@ -217,8 +217,11 @@ def guide_row(epochs: int, repeat: int, workers: int) -> tuple[list[Row], list[f
     walls: dict[str, list[float]] = {side: [] for side in sides}
     cpus: dict[str, list[float]] = {side: [] for side in sides}
     accuracy: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(repeat):  # alternating, so that the machine's load hits every side alike
-        for side, run in sides.items():
+    names = list(sides)
+    for round_index in range(repeat):  # alternating, so that the machine's load hits every side alike
+        turn = round_index % len(names)  # and rotating who goes first, so no side always follows another
+        for side in names[turn:] + names[:turn]:
+            run = sides[side]
             time.sleep(PAUSE_S)
             wall, cpu = time.perf_counter(), time.process_time()
             accuracy[side].append(run())
