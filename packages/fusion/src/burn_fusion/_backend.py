@@ -19,15 +19,9 @@ from ._tensor import FusionTensor, Node
 # the casts recorded lazily (float -> int is not: out-of-range values convert differently in a kernel)
 _CASTS = {name: kinds for name, kinds in CAST_OPS.items() if name != "float_into_int"}
 
-FUSION_EXCLUSIONS: Mapping[str, str] = {
-    "autodiff/test_grad_activation.py::test_balanced_checkpointing_recomputes_the_same_gradients": (
-        "asks for bit-identical gradients from both checkpointing strategies; their op streams differ, "
-        "so one runs a chain as a fused kernel and the other op by op, which round f64 differently in the "
-        "last bit"
-    ),
-}
+FUSION_EXCLUSIONS: Mapping[str, str] = {}
 """The conformance tests Fusion cannot pass over any inner backend (pattern -> reason), added to the
-inner backend's own."""
+inner backend's own: none."""
 
 # scalar operands the interface rejects when the op is called: such calls run at once, so the inner
 # backend's error is raised by the call, not by a later read

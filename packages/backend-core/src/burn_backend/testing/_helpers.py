@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .._backend import Backend
 from .._data import TensorData, Tolerance
+from .._decorator import BackendDecorator
 from .._device import Device
 from .._dtype import DType
 from .._tensor import Tensor
@@ -21,6 +23,16 @@ def require_dtype(device: Device, dtype: DType) -> None:
     """Skip the test if ``device`` does not support ``dtype``."""
     if not device.backend.supports_dtype(device, dtype):
         pytest.skip(f"{device.backend.name} does not support {dtype}")
+
+
+def fusion_layer(backend: Backend) -> BackendDecorator | None:
+    """The stack's ``Fusion`` layer, found by name (backend-core does not import burn-fusion), or
+    ``None`` where no layer of the stack fuses ops lazily."""
+    while isinstance(backend, BackendDecorator):
+        if backend.name == "fusion" and hasattr(backend, "executor"):
+            return backend
+        backend = backend.inner
+    return None
 
 
 def random_array(

@@ -13,6 +13,7 @@ import pytest
 
 from burn_backend import ConvOptions, Device, DType, Tensor, activation, module
 from burn_backend.testing import check, make, require_dtype
+from burn_backend.testing._helpers import fusion_layer
 from burn_backend.testing.autodiff._gradcheck import gradcheck
 
 Array = np.ndarray[Any, Any]
@@ -298,7 +299,9 @@ def test_balanced_checkpointing_recomputes_the_same_gradients(
     ad_device: Device, rng: np.random.Generator
 ) -> None:
     """Activations are memory-bound: balanced checkpointing drops their outputs and recomputes them
-    from the convolutions' (kept) outputs; the gradients are the same, bit for bit."""
+    from the convolutions' (kept) outputs; the gradients are the same, bit for bit. (Under a fusing
+    layer the two strategies' op streams differ, so a chain one of them runs as a fused kernel the
+    other may run op by op: there the gradients agree to rounding.)"""
     burn_autodiff = pytest.importorskip("burn_autodiff")
     backend = ad_device.backend
     if not isinstance(backend, burn_autodiff.Autodiff):
@@ -315,5 +318,9 @@ def test_balanced_checkpointing_recomputes_the_same_gradients(
         scores = activation.log_softmax(activation.softmax(hidden, 1) * 4.0, 3)
         grads = (scores * scores).sum().backward()
         results.append([gradient(t, grads).to_numpy() for t in (x, w1, b1, alpha, w2)])
+    fused = fusion_layer(backend) is not None
     for default, balanced in zip(*results):
-        np.testing.assert_array_equal(default, balanced)
+        if fused:
+            np.testing.assert_allclose(balanced, default, rtol=1e-12, atol=1e-13)
+        else:
+            np.testing.assert_array_equal(default, balanced)

@@ -11,6 +11,7 @@ import pytest
 
 from burn_backend import Backend, Device, Tensor
 from burn_backend.kit import FUSED_HOOK, BackendDecorator
+from burn_backend.testing._helpers import fusion_layer
 
 
 class FusionUnderTest:
@@ -48,7 +49,7 @@ class FusionUnderTest:
     @staticmethod
     def stats(device: Device) -> Mapping[str, int]:
         """The counters of the Fusion layer of ``device``'s stack."""
-        layer = _fusion_layer(device.backend)
+        layer = fusion_layer(device.backend)
         assert layer is not None, f"{device} has no fusion layer"
         return layer.executor.stats  # type: ignore[attr-defined,no-any-return]
 
@@ -63,18 +64,10 @@ class FusionUnderTest:
             )
 
 
-def _fusion_layer(backend: Backend) -> BackendDecorator | None:
-    while isinstance(backend, BackendDecorator):
-        if backend.name == "fusion" and hasattr(backend, "executor"):
-            return backend
-        backend = backend.inner
-    return None
-
-
 @pytest.fixture
 def fusion(device: Device) -> FusionUnderTest:
     """The Fusion layer of the stack under test (the test skips on stacks without one)."""
-    layer = _fusion_layer(device.backend)
+    layer = fusion_layer(device.backend)
     if layer is None:
         pytest.skip(f"{device.backend.stack_name} has no fusion layer")
     return FusionUnderTest(layer, device.index, device.backend)
