@@ -60,6 +60,30 @@ def test_dashboard_shows_progress_metrics_and_charts(tmp_path: Path, toy: Any) -
     assert "━ valid" in screen
 
 
+@pytest.mark.parametrize("per_second", [1e6, 1e-6])
+def test_the_dashboard_is_drawn_by_the_training_thread_at_most_as_often_as_asked(
+    tmp_path: Path, toy: Any, per_second: float
+) -> None:
+    """No drawing thread takes the GIL from a step: frames are drawn after steps, by the thread that
+    trains, no more often than ``refresh_per_second`` (beside the first and last frames)."""
+    import threading
+
+    frames: list[str] = []
+
+    class Counting(TuiRenderer):
+        def __rich__(self) -> Any:
+            frames.append(threading.current_thread().name)
+            return super().__rich__()
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    toy.run(tmp_path, 2, renderer=Counting(console=console, refresh_per_second=per_second))
+    assert set(frames) == {threading.current_thread().name}
+    if per_second > 1:
+        assert len(frames) > 10  # a frame after each step
+    else:
+        assert len(frames) <= 3  # the first frame, the last, and nothing between
+
+
 def test_q_on_the_terminal_asks_to_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     master, slave = pty.openpty()
     pressed = []

@@ -150,7 +150,8 @@ class TuiRenderer:
     Args:
         on_quit: called when ``q`` is pressed (the learner passes its interrupter's ``stop``).
         console: where to draw (a terminal by default).
-        refresh_per_second: how often the screen is redrawn (from a background thread).
+        refresh_per_second: how often the screen is redrawn at most: by the training thread, after a
+            step, so that drawing never takes the GIL from a step in the middle of its work.
 
     Example:
         >>> renderer = TuiRenderer()  # doctest: +SKIP
@@ -186,6 +187,7 @@ class TuiRenderer:
         self._live: Live | None = None
         self._keys: _KeyListener | None = None
         self._charts_cache: tuple[float, int, RenderableType] | None = None  # (time, width, charts)
+        self._drawn = 0.0  # when the screen was last drawn
 
     def set_on_quit(self, on_quit: Callable[[], None]) -> None:
         """What ``q`` calls."""
@@ -195,8 +197,9 @@ class TuiRenderer:
         """Start drawing."""
         self._title, self._epoch_total = title, epoch_total
         self._progress.update(self._run_task, total=epoch_total, completed=start_epoch - 1)
-        self._live = Live(self, console=self._console, refresh_per_second=self._refresh, transient=False)
-        self._live.start()
+        self._live = Live(self, console=self._console, auto_refresh=False, transient=False)
+        self._live.start(refresh=True)
+        self._drawn = time.monotonic()
         if self._on_quit is not None:
             self._keys = _KeyListener(self._on_quit)
             self._keys.start()
@@ -225,6 +228,10 @@ class TuiRenderer:
                     points.append((x, shown))
                     if len(points) > _MAX_POINTS:
                         del points[::2]
+        now = time.monotonic()
+        if self._live is not None and now - self._drawn >= 1.0 / self._refresh:
+            self._drawn = now
+            self._live.refresh()
 
     def end_epoch(
         self, epoch: int, values: Mapping[str, Sequence[tuple[MetricEntry, float]]], seconds: float
