@@ -233,6 +233,12 @@ def guide_row(epochs: int, repeat: int, workers: int) -> tuple[list[Row], list[f
             f"inline batches {walls['inline'][-1]:.1f} s ({cpus['inline'][-1]:.1f} s CPU)",
             flush=True,
         )
+    paired = [ours / theirs for ours, theirs in zip(walls["ours"], walls["theirs"])]
+    print(
+        f"  per-round Learner / custom loop: {', '.join(f'{r:.2f}' for r in paired)}; "
+        f"median {statistics.median(paired):.2f} (a round's runs are seconds apart, so the machine's "
+        "load hits both alike)"
+    )
     name = f"guide {epochs} epochs, Learner + dashboard, {workers} workers"
     fastest = {side: sorted(times)[: max(3, len(times) // 4)] for side, times in EPOCH_TIMES.items()}
     for times in EPOCH_TIMES.values():
