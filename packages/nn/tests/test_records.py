@@ -60,3 +60,36 @@ def test_values_that_do_not_fit_the_modules_dtype_are_mismatches() -> None:
     record["weight"] = ParamRecord(record["weight"].id, TensorData(np.array([[np.inf], [-2.5]], np.float64)))
     loaded = layer.load_record(record)  # infinities are values, not overflows
     np.testing.assert_array_equal(loaded.weight.val().to_data().to_numpy(), [[np.inf], [-2.5]])
+
+
+def test_a_cuda_generator_record_repeats_what_it_draws() -> None:
+    """CuPy's cuRAND generator: its device states are recorded as bytes (through a recorder too), and
+    loading them repeats the draws; a record of another size is refused."""
+    burn_cuda = pytest.importorskip("burn_cuda")
+    from burn_cuda._cupy import unavailable_reason
+
+    if unavailable_reason() is not None:
+        pytest.skip(f"needs an NVIDIA GPU through CuPy: {unavailable_reason()}")
+    device = burn_cuda.Cuda().device(0)
+    device.seed(3)
+
+    def draw() -> np.ndarray:
+        return Tensor.random([4096], device=device).to_data().to_numpy()
+
+    draw()  # the generator has moved on from its seed
+    state = rng_record(device)
+    assert state["bit_generator"].startswith("cupy.")
+    assert state["state"].dtype == np.uint8
+    first, second = draw(), draw()
+    assert not np.array_equal(first, second)
+    recorder = pytest.importorskip("burn_record").NamedMpkBytesRecorder()
+    state = recorder.load(recorder.save({"rng": state}))["rng"]
+    device.seed(11)
+    load_rng_record(device, state)
+    np.testing.assert_array_equal(draw(), first)
+    np.testing.assert_array_equal(draw(), second)
+    short = {"bit_generator": state["bit_generator"], "state": np.zeros(16, np.uint8)}
+    with pytest.raises(ValueError, match="another number of multiprocessors"):
+        load_rng_record(device, short)
+    with pytest.raises(ValueError, match="the generator is 'cupy"):
+        load_rng_record(device, rng_record(np.random.default_rng(0)))

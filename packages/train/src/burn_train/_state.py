@@ -204,15 +204,15 @@ def _plain(value: Any) -> Any:
 
 def capture_rng(devices: Sequence[Device]) -> dict[str, Any]:
     """The states of the random generators a run draws from: each device's generator (burn-nn's
-    ``rng_record``, where the backend draws from a NumPy-style one), Python's ``random`` and NumPy's
-    global generator. Counters may exceed 64 bits; burn-record keeps them whole."""
+    ``rng_record``: NumPy's on NdArray, CuPy's on Cuda), Python's ``random`` and NumPy's global
+    generator. Counters may exceed 64 bits; burn-record keeps them whole."""
     version, internal, gauss = random.getstate()
     devices_state: dict[str, Any] = {}
     for device in devices:
         try:
             devices_state[str(device)] = rng_record(device)
         except TypeError:
-            continue  # a backend whose generator is not NumPy's (CuPy's): not recorded
+            continue  # a backend whose generator is neither NumPy's nor CuPy's: not recorded
     return {
         "python": {"version": version, "internal": list(internal), "gauss": gauss},
         "numpy": _plain(np.random.get_state(legacy=False)),  # noqa: NPY002 (what user code may draw from)
@@ -221,7 +221,8 @@ def capture_rng(devices: Sequence[Device]) -> dict[str, Any]:
 
 
 def restore_rng(states: Mapping[str, Any], devices: Sequence[Device]) -> list[str]:
-    """Restore what ``capture_rng`` saved; returns the devices whose state could not be restored."""
+    """Restore what ``capture_rng`` saved; returns the devices whose state could not be restored (none
+    saved, or saved by another kind of generator or another GPU model)."""
     python = states["python"]
     random.setstate((python["version"], tuple(python["internal"]), python["gauss"]))
     numpy_state = dict(states["numpy"])
@@ -230,9 +231,8 @@ def restore_rng(states: Mapping[str, Any], devices: Sequence[Device]) -> list[st
     missing = []
     saved = states.get("devices", {})
     for device in devices:
-        record = saved.get(str(device))
-        if record is None:
+        try:
+            load_rng_record(device, saved.get(str(device)))  # None (nothing saved) raises too
+        except (TypeError, ValueError):
             missing.append(str(device))
-            continue
-        load_rng_record(device, record)
     return missing
