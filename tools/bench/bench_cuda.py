@@ -2,7 +2,7 @@
 64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
 three kernels alone), the host cost of a tiny op, and one training step of the guide model (batch 64,
 Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's custom GELU on 64M f32 and the guide step
-through ``Fusion(Cuda())``.
+through ``Fusion(Cuda())``, against PyTorch eager and against ``torch.compile`` (default mode).
 
 Every timed call ends by waiting for its GPU work (``device.sync()`` for ours,
 ``torch.cuda.synchronize()`` for PyTorch), so the times are of finished work, not of queued launches.
@@ -189,8 +189,10 @@ def _conv_op_rows(shape: tuple[int, int, int, int], out_channels: int, repeat: i
     ]
 
 
-def _guide_row(repeat: int, torch: Any, inner: Backend) -> Row:
-    """One training step of the guide model on ``Autodiff(inner)``."""
+def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False) -> list[Row]:
+    """One training step of the guide model on ``Autodiff(inner)`` against PyTorch eager; with
+    ``compiled``, also against the same PyTorch model through ``torch.compile`` (its default mode; the
+    optimizer stays eager, as the PyTorch tutorials compile a model), compiled before the timing."""
     from bench_guide import BATCH, LR, TorchModel
     from model import ModelConfig
 
@@ -228,7 +230,22 @@ def _guide_row(repeat: int, torch: Any, inner: Backend) -> Row:
 
     name = f"guide training step, batch 64 (Adam), {device.backend.stack_name}"
     target = "<= 3x" if inner.name == "cuda" else "<= 1x (issue 17)"
-    return compare(name, ours, theirs, "torch", target, repeat, 10)
+    rows = [compare(name, ours, theirs, "torch", target, repeat, 10)]
+    if compiled:
+        torch.manual_seed(0)
+        compiled_model = torch.compile(TorchModel().cuda())
+        compiled_optim = torch.optim.Adam(compiled_model.parameters(), lr=LR)
+
+        def theirs_compiled() -> None:
+            compiled_optim.zero_grad()
+            torch.nn.functional.cross_entropy(compiled_model(tx), ty).backward()
+            compiled_optim.step()
+            torch.cuda.synchronize()
+
+        for _ in range(3):  # compiles the forward and backward graphs
+            theirs_compiled()
+        rows.append(compare(name, ours, theirs_compiled, "torch.compile", "-", repeat, 10))
+    return rows
 
 
 def _gelu_rows(repeat: int, torch: Any, fusion: Backend) -> list[Row]:
@@ -307,14 +324,14 @@ def main() -> None:
     rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch))
     rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch))
     rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch))
-    rows.append(_guide_row(repeat, torch, Cuda()))
+    rows.extend(_guide_rows(repeat, torch, Cuda()))
     try:
         from burn_fusion import Fusion
     except ImportError:
         print("burn-fusion is not installed: no fusion rows")
     else:
         rows.extend(_gelu_rows(repeat, torch, Fusion(Cuda())))
-        rows.append(_guide_row(repeat, torch, Fusion(Cuda())))
+        rows.extend(_guide_rows(repeat, torch, Fusion(Cuda()), compiled=True))
     print_table("Cuda (CuPy) vs PyTorch CUDA eager, f32 (ratio = our time / PyTorch time)", rows)
 
 
