@@ -4,10 +4,9 @@ Ops are recorded lazily in a stream per device and per thread; element-wise chai
 kernels compiled by the inner backend (``Backend.compile_elementwise``), cached by relative signature.
 """
 
-from ._backend import FUSION_EXCLUSIONS as FUSION_EXCLUSIONS
 from ._backend import Fusion as Fusion
 from ._executor import DEFAULT_COMPILE_AFTER as DEFAULT_COMPILE_AFTER
 from ._tensor import FusionTensor as FusionTensor
 from ._version import __version__ as __version__
 
-__all__ = ["DEFAULT_COMPILE_AFTER", "FUSION_EXCLUSIONS", "Fusion", "FusionTensor"]
+__all__ = ["DEFAULT_COMPILE_AFTER", "Fusion", "FusionTensor"]

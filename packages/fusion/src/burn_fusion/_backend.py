@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from threading import get_ident
 from typing import Any, ClassVar
 
@@ -18,10 +18,6 @@ from ._tensor import FusionTensor, Node
 
 # the casts recorded lazily (float -> int is not: out-of-range values convert differently in a kernel)
 _CASTS = {name: kinds for name, kinds in CAST_OPS.items() if name != "float_into_int"}
-
-FUSION_EXCLUSIONS: Mapping[str, str] = {}
-"""The conformance tests Fusion cannot pass over any inner backend (pattern -> reason), added to the
-inner backend's own: none."""
 
 # scalar operands the interface rejects when the op is called: such calls run at once, so the inner
 # backend's error is raised by the call, not by a later read
@@ -75,10 +71,6 @@ class Fusion(BackendDecorator):
 
     def settings(self) -> tuple[Any, ...]:
         return (self._inner, self.compile_after)
-
-    @property
-    def conformance_exclusions(self) -> Mapping[str, str]:  # type: ignore[override]
-        return {**self._inner.conformance_exclusions, **FUSION_EXCLUSIONS}
 
     # -- primitives -------------------------------------------------------------------------------
     def wrap(self, primitive: Any) -> Any:
