@@ -161,7 +161,7 @@ def worker(args: argparse.Namespace) -> None:
         with sync.watch(model):
             value = criterion.forward(model.forward(x), y)
             grads = GradientsParams.from_grads(value.backward(), model)
-        grads, _ = sync.finish(grads, model, stop=False)
+        grads, _ = sync.finish(grads, stop=False)
         model = optimizer.step(0.01, model, grads)
         losses.append(value.detach().inner())
     backend.sync(device)

@@ -142,7 +142,7 @@ def _sync_step(
         first = grads.param_ids()[0]
         grads.register(first, grads.get(first) * 3.0)  # type: ignore[operator]
     own = {i: grads.get(i).to_numpy() for i in grads.param_ids()}  # type: ignore[union-attr]
-    averaged, stop = sync.finish(grads, model, stop=group.rank == 1)
+    averaged, stop = sync.finish(grads, stop=group.rank == 1)
     assert stop  # rank 1 asked, every rank agrees
     return own, {i: averaged.get(i).to_numpy() for i in averaged.param_ids()}, sync, started  # type: ignore[union-attr]
 

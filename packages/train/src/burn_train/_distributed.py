@@ -104,7 +104,7 @@ class GradientSync:
         >>> sync = GradientSync(model, device.backend.inner_device(device), group)  # doctest: +SKIP
         >>> with sync.watch(model):  # doctest: +SKIP
         ...     grads = GradientsParams.from_grads(model.loss(batch).backward(), model)
-        >>> grads, stop = sync.finish(grads, model, stop=False)  # doctest: +SKIP
+        >>> grads, stop = sync.finish(grads, stop=False)  # doctest: +SKIP
         >>> model = optimizer.step(lr, model, grads)  # doctest: +SKIP
     """
 
@@ -177,13 +177,12 @@ class GradientSync:
             parts.append(sent)
         self._started.append(self.group.all_reduce_async(end_to_end(parts), ReduceOperation.MEAN))
 
-    def finish(self, grads: GradientsParams, model: Module, stop: bool) -> tuple[GradientsParams, bool]:
+    def finish(self, grads: GradientsParams, stop: bool) -> tuple[GradientsParams, bool]:
         """The mean over the processes of each parameter's gradient, and whether any process asked to
         stop; every process calls it after its step.
 
         Args:
             grads: the step's final gradients, keyed by parameter id.
-            model: the step's model.
             stop: whether this process was asked to stop.
 
         Returns:
@@ -210,7 +209,7 @@ class GradientSync:
                 future.result()
             self.redone += 1
             self._reset()
-            return self.finish(grads, model, stop)  # nothing was sent early this time
+            return self.finish(grads, stop)  # nothing was sent early this time
         averaged = GradientsParams()
         for positions, future in zip(self.buckets, self._started):
             shapes = [self.shapes[p] for p in positions]

@@ -500,7 +500,7 @@ class Learner:
         if self._group is not None:
             asked = self._b._interrupter.should_stop()
             if self._sync is not None:
-                grads, self._stop_agreed = self._sync.finish(grads, self.model, asked)
+                grads, self._stop_agreed = self._sync.finish(grads, asked)
             else:  # a run of one process
                 self._stop_agreed = asked
             if self._stop_agreed and not asked:
