@@ -1,8 +1,9 @@
 """The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
 64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
-three kernels alone), the host cost of a tiny op, and one training step of the guide model (batch 64,
-Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's custom GELU on 64M f32 and the guide step
-through ``Fusion(Cuda())``, against PyTorch eager and against ``torch.compile`` (default mode).
+three kernels alone), the host cost of a tiny op (on ``Cuda()`` and through ``Fusion(Cuda())``), and one
+training step of the guide model (batch 64, Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's
+custom GELU on 64M f32 and the guide step through ``Fusion(Cuda())``, against PyTorch eager and against
+``torch.compile`` (default mode).
 
 Every timed call ends by waiting for its GPU work (``device.sync()`` for ours,
 ``torch.cuda.synchronize()`` for PyTorch), so the times are of finished work, not of queued launches.
@@ -248,6 +249,30 @@ def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False)
     return rows
 
 
+def _fusion_tiny_row(repeat: int, torch: Any, fusion: Backend) -> Row:
+    """The host cost of a tiny op through ``Fusion(Cuda())``: ``TINY_OPS`` adds of 2x2 tensors whose
+    results are all kept (so every one is computed), then one wait; PyTorch eager does the same."""
+    device = fusion.device(0)
+    s = Tensor.ones([2, 2], device=device)
+    ts = torch.ones(2, 2, device="cuda")
+
+    def ours() -> None:
+        kept = [s + s for _ in range(TINY_OPS)]
+        device.sync()
+        del kept
+
+    def theirs() -> None:
+        kept = [ts + ts for _ in range(TINY_OPS)]
+        torch.cuda.synchronize()
+        del kept
+
+    row = compare(
+        f"host cost of a 2x2 add, Fusion(Cuda()) (/{TINY_OPS} kept)", ours, theirs, "torch",
+        "<= 1.0x (issue 17)", repeat, 20,
+    )  # fmt: skip
+    return _per_op(row, TINY_OPS)
+
+
 def _gelu_rows(repeat: int, torch: Any, fusion: Backend) -> list[Row]:
     """The Burn Book's custom GELU on 64M f32 through ``Fusion(Cuda())``: against PyTorch's own
     ``gelu`` and against a copy of the same bytes (the bandwidth floor).
@@ -330,6 +355,7 @@ def main() -> None:
     except ImportError:
         print("burn-fusion is not installed: no fusion rows")
     else:
+        rows.append(_fusion_tiny_row(repeat, torch, Fusion(Cuda())))
         rows.extend(_gelu_rows(repeat, torch, Fusion(Cuda())))
         rows.extend(_guide_rows(repeat, torch, Fusion(Cuda()), compiled=True))
     print_table("Cuda (CuPy) vs PyTorch CUDA eager, f32 (ratio = our time / PyTorch time)", rows)
