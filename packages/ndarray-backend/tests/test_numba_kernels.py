@@ -15,9 +15,20 @@ from burn_backend.kit import ElementwiseBlock, ElementwiseStep, TensorSpec, run_
 from burn_ndarray import NdArray
 
 
-def test_erf_and_gelu_match_the_definitions() -> None:
+@pytest.fixture(params=["serial", "parallel"])
+def split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each kernel test twice: as NdArray picks for these sizes (one thread), and with every kernel split
+    over the cores in chunks (sizes that are no multiple of a chunk, so a partial one ends the loop)."""
+    if request.param == "parallel":
+        from burn_ndarray import _kernels
+
+        monkeypatch.setattr(_kernels, "PARALLEL_MIN", 1)
+    return str(request.param)
+
+
+def test_erf_and_gelu_match_the_definitions(split: str) -> None:
     backend = NdArray()
-    x = np.linspace(-6, 6, 2001)
+    x = np.linspace(-6, 6, 40_001)
     erf = np.array([math.erf(v) for v in x])
     for dtype, tolerance in [(np.float32, 1e-6), (np.float64, 1e-13)]:
         values = x.astype(dtype)
@@ -28,9 +39,17 @@ def test_erf_and_gelu_match_the_definitions() -> None:
 
 @pytest.mark.parametrize(
     ("shapes", "dtype"),
-    [([(5, 7), (5, 7)], DType.F32), ([(4, 1, 6), (1, 3, 6)], DType.F64), ([(2, 3, 1), (1, 1, 1)], DType.F32)],
+    [
+        ([(5, 7), (5, 7)], DType.F32),
+        ([(4, 1, 6), (1, 3, 6)], DType.F64),
+        ([(2, 3, 1), (1, 1, 1)], DType.F32),
+        ([(40_001,), (1,)], DType.F32),
+        ([(3, 5, 4, 7), (3, 1, 4, 1)], DType.F32),
+    ],
 )
-def test_a_compiled_block_equals_the_ops_one_by_one(shapes: list[tuple[int, ...]], dtype: DType) -> None:
+def test_a_compiled_block_equals_the_ops_one_by_one(
+    shapes: list[tuple[int, ...]], dtype: DType, split: str
+) -> None:
     backend = NdArray()
     inputs = tuple(TensorSpec(dtype, shape) for shape in shapes)
     steps = (

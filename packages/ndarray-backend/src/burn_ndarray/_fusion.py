@@ -48,7 +48,17 @@ from . import _numba
 if TYPE_CHECKING:
     from burn_backend import Backend
 
-_VERSION = "2"  # part of every kernel's hash: bump when the generated code changes
+_VERSION = "3"  # part of every kernel's hash: bump when the generated code changes
+
+
+def _helpers_digest() -> str:
+    """The hash of ``_kernels.py``, part of every kernel's: numba's cache of a generated kernel checks
+    the kernel's own file only, not the helpers (erf) it inlines, so a new release of them must give
+    new kernel files."""
+    return hashlib.sha256(Path(__file__).with_name("_kernels.py").read_bytes()).hexdigest()[:16]
+
+
+_HELPERS = _helpers_digest()
 _SUPPORTED = frozenset(
     {
         DType.F32,
@@ -77,7 +87,6 @@ _ERF = {
     DType.F32: {"erf": "_k.erf32", "erfc": "_k.erfc32"},
     DType.F64: {"erf": "_k.erf64", "erfc": "_k.erfc64"},
 }
-_CHUNK = 4096
 
 Kernels = tuple[Callable[..., None], Callable[..., None]]  # (serial, parallel)
 _lock = threading.Lock()
@@ -145,24 +154,33 @@ def _source(block: ElementwiseBlock, rank: int, flags: list[tuple[bool, ...]]) -
             ", parallel=True)" if loop == "prange" else ")"
         )
         lines += [decorator, f"def {name}({params}):"]
+        if rank == 1 and loop == "prange":
+            # the serial kernel on slices (see ``_kernels.CHUNK``: a loop from 0 vectorizes)
+            sliced = [f"{out}[start:stop]" for out in outs]
+            sliced += [f"in{j}[start:stop]" if flags[j][0] else f"in{j}" for j in range(n_in)]
+            chunk = _kernels_module().CHUNK
+            lines += [
+                "    n = out0.shape[0]",
+                f"    for c in prange((n + {chunk - 1}) // {chunk}):",
+                f"        start, stop = c * {chunk}, min(n, (c + 1) * {chunk})",
+                f"        serial({', '.join(sliced + scalars)})",
+                "",
+            ]
+            continue
         if rank == 1:
-            lines.append("    n = out0.shape[0]")
-            if loop == "prange":
-                lines += [
-                    f"    for c in prange((n + {_CHUNK - 1}) // {_CHUNK}):",
-                    f"        for i in range(c * {_CHUNK}, min(n, (c + 1) * {_CHUNK})):",
-                ]
-                indent = "            "
-            else:
-                lines.append("    for i in range(n):")
-                indent = "        "
+            lines += ["    n = out0.shape[0]", "    for i in range(n):"]
+            indent = "        "
         else:
             lines += [f"    n{d} = out0.shape[{d}]" for d in range(rank)]
             outer = " * ".join(f"n{d}" for d in range(rank - 1))
-            lines += [f"    for o in {loop}({outer}):", "        r = o"]
+            # the outer index split into dims, each quotient a new name (numba's parfors refuse a
+            # reassigned loop index)
+            lines.append(f"    for o in {loop}({outer}):")
+            quotient = "o"
             for d in range(rank - 2, 0, -1):
-                lines += [f"        i{d} = r % n{d}", f"        r = r // n{d}"]
-            lines += ["        i0 = r", f"        for i{rank - 1} in range(n{rank - 1}):"]
+                lines += [f"        i{d} = {quotient} % n{d}", f"        q{d} = {quotient} // n{d}"]
+                quotient = f"q{d}"
+            lines += [f"        i0 = {quotient}", f"        for i{rank - 1} in range(n{rank - 1}):"]
             indent = "            "
         lines += [indent + line for line in body]
         lines.append("")
@@ -171,7 +189,7 @@ def _source(block: ElementwiseBlock, rank: int, flags: list[tuple[bool, ...]]) -
 
 def _load(source: str) -> Kernels:
     """The kernels of ``source``, from its file in the cache directory (written if missing)."""
-    digest = hashlib.sha256((_VERSION + source).encode()).hexdigest()[:24]
+    digest = hashlib.sha256((_VERSION + _HELPERS + source).encode()).hexdigest()[:24]
     with _lock:
         found = _kernels.get(digest)
         if found is not None:
@@ -301,9 +319,14 @@ def compile_block(backend: Backend, block: ElementwiseBlock) -> ElementwisePlan 
     return plan
 
 
-def _kernels_parallel_min() -> int:
+def _kernels_module() -> Any:
     module = _numba.kernels()
-    return int(module.PARALLEL_MIN) if module is not None else 1 << 16
+    assert module is not None, "numba kernels are generated only where numba loads"
+    return module
+
+
+def _kernels_parallel_min() -> int:
+    return int(_kernels_module().PARALLEL_MIN)
 
 
 # -- reductions and matmuls ---------------------------------------------------------------------------
