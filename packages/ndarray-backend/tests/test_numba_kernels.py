@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from burn_backend import DType
+from burn_backend import AdamOptions, DType, OptimizerOps
 from burn_backend.kit import ElementwiseBlock, ElementwiseStep, TensorSpec, run_op_by_op
 from burn_ndarray import NdArray
 
@@ -109,3 +109,35 @@ def test_without_numba_ndarray_computes_with_numpy() -> None:
     env = {**os.environ, "BURN_NDARRAY_NUMBA": "0"}
     output = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert output.stdout.split() == [str(round(math.erf(0.5), 5)), "None"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "options",
+    [
+        AdamOptions(lr=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=1),
+        AdamOptions(lr=1e-2, beta_1=0.8, beta_2=0.99, epsilon=1e-5, time=4, weight_decay=0.1),
+        AdamOptions(
+            lr=1e-2, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=9, weight_decay=0.3, decoupled=True
+        ),
+    ],
+    ids=["first", "l2", "adamw"],
+)
+def test_the_adam_kernel_gives_the_default_bit_for_bit(
+    dtype: type[np.generic], options: AdamOptions, split: str
+) -> None:
+    backend = NdArray()
+    rng = np.random.default_rng(0)
+    shapes = [(4, 5), (40_001,)]
+    params = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    grads = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    first = options.time == 1
+    moments_1 = [None if first else rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    moments_2 = [None if first else rng.random(shape).astype(dtype) for shape in shapes]
+    kernel = backend.float_adam_step(params, grads, moments_1, moments_2, options)
+    default = OptimizerOps.float_adam_step(backend, params, grads, moments_1, moments_2, options)
+    for got_list, want_list in zip(kernel, default):
+        for got, want in zip(got_list, want_list):
+            assert got.dtype == want.dtype
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got, want)

@@ -26,6 +26,7 @@ from burn_nn.optim import (
     ModuleOptimizer,
     MomentumConfig,
     MuonConfig,
+    Optimizer,
     RmsPropConfig,
     SgdConfig,
     WeightDecayConfig,
@@ -229,6 +230,38 @@ def test_updated_params_are_fresh_leaves(device: Device, rng: np.random.Generato
         assert not model.out.bias.val().is_require_grad()
         assert isinstance(model.hidden.weight.device.backend, AutodiffBackend)
     assert set(optim.into_record()) == {str(p.id) for p in model.hidden.params()} | {str(model.out.bias.id)}
+
+
+@pytest.mark.parametrize(
+    "config", [AdamConfig(weight_decay=WeightDecayConfig(0.1)), AdamWConfig()], ids=["adam-l2", "adamw"]
+)
+def test_adam_updates_every_parameter_at_once_as_one_by_one(
+    config: Any, device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    """Adam's ``step_many`` (one backend op per device, dtype and step number) against its ``step`` on each
+    parameter, with parameters at different step numbers (``out`` has no gradient at the first step)."""
+    rule = config.build()
+
+    class OneByOne(type(rule)):  # type: ignore[misc]
+        step_many = Optimizer.step_many
+
+    batched, single = ModuleOptimizer(rule), ModuleOptimizer(OneByOne(config))
+    model_a = model_b = mlp(device)
+    for step in range(3):
+        data = batch(device, rng, step)
+        grads_a, grads_b = grads_of(model_a, data), grads_of(model_b, data)
+        if step == 0:
+            for grads in (grads_a, grads_b):
+                grads.remove(model_a.out.weight.id)
+                grads.remove(model_a.out.bias.id)
+        model_a = batched.step(0.05, model_a, grads_a)
+        model_b = single.step(0.05, model_b, grads_b)
+        for name, array in values(model_a).items():
+            np.testing.assert_allclose(array, values(model_b)[name], rtol=1e-6, atol=1e-7)
+    times = {key: entry["time"] for key, entry in batched.into_record().items()}
+    assert times == {str(model_a.hidden.weight.id): 3, str(model_a.hidden.bias.id): 3,
+                     str(model_a.out.weight.id): 2, str(model_a.out.bias.id): 2}  # fmt: skip
+    assert times == {key: entry["time"] for key, entry in single.into_record().items()}
 
 
 def test_shared_parameter_is_updated_once(device: Device) -> None:

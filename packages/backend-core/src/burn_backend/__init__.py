@@ -2,12 +2,13 @@
 
 The user API is ``Tensor`` with ``DType``, ``Shape``, ``TensorData``, ``Distribution`` and devices; the
 backend author's API is ``Backend`` (op groups ``FloatTensorOps``, ``IntTensorOps``, ``BoolTensorOps``,
-``ModuleOps``, ``ActivationOps``, ``DistributedOps``) and ``AutodiffBackend``. Activation functions live in
-``burn_backend.activation``, module functions (convolution, pooling, padding, ...) in
+``ModuleOps``, ``ActivationOps``, ``DistributedOps``, ``OptimizerOps``) and ``AutodiffBackend``. Activation
+functions live in ``burn_backend.activation``, module functions (convolution, pooling, padding, ...) in
 ``burn_backend.module``, the FFTs, short-time transforms and window functions in ``burn_backend.signal``,
 linear algebra (``det``, ``lu``, ``qr``, norms, ...) in ``burn_backend.linalg``, coordinate grids
 (``meshgrid``) in ``burn_backend.grid``, collectives over devices (``all_reduce``) in
-``burn_backend.distributed``, the conformance suite in ``burn_backend.testing``.
+``burn_backend.distributed``, optimizer updates of many tensors in one call (``adam_step``) in
+``burn_backend.optim``, the conformance suite in ``burn_backend.testing``.
 The record vocabulary (``ParamId``, ``ParamRecord``, the ``Recorder`` protocol) is shared by burn-nn's
 modules and burn-record's recorders. What backend implementations share (the interface listing,
 canonical slices, output sizes of module ops, the entry-point group) is in ``burn_backend.kit``, a
@@ -20,6 +21,7 @@ from . import distributed as distributed
 from . import grid as grid
 from . import linalg as linalg
 from . import module as module
+from . import optim as optim
 from . import signal as signal
 from ._backend import AutodiffBackend as AutodiffBackend
 from ._backend import Backend as Backend
@@ -43,6 +45,8 @@ from ._ops.float import FloatTensorOps as FloatTensorOps
 from ._ops.int import IntTensorOps as IntTensorOps
 from ._ops.module import DeformConv2dBackward as DeformConv2dBackward
 from ._ops.module import ModuleOps as ModuleOps
+from ._ops.optim import OptimizerOps as OptimizerOps
+from ._options import AdamOptions as AdamOptions
 from ._options import AttentionOptions as AttentionOptions
 from ._options import ConvOptions as ConvOptions
 from ._options import ConvTransposeOptions as ConvTransposeOptions
@@ -98,6 +102,7 @@ __all__ = [
     "ModuleOps",
     "ActivationOps",
     "DistributedOps",
+    "OptimizerOps",
     "ReduceOperation",
     "IndexingUpdateOp",
     # options of module ops
@@ -110,4 +115,6 @@ __all__ = [
     "InterpolateOptions",
     "AttentionOptions",
     "GridSampleOptions",
+    # settings of optimizer ops
+    "AdamOptions",
 ]

@@ -19,6 +19,7 @@ from ._ops.distributed import DistributedOps
 from ._ops.float import FloatTensorOps
 from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
+from ._ops.optim import OptimizerOps
 
 if TYPE_CHECKING:
     from ._fusion_ir import ElementwiseBlock, ElementwisePlan
@@ -32,7 +33,16 @@ class DTypeUsage(enum.Enum):
     ACCELERATED = "accelerated"
 
 
-class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, DistributedOps, abc.ABC):
+class Backend(
+    FloatTensorOps,
+    IntTensorOps,
+    BoolTensorOps,
+    ModuleOps,
+    ActivationOps,
+    DistributedOps,
+    OptimizerOps,
+    abc.ABC,
+):
     """A backend: the op groups plus backend-level methods.
 
     Subclasses implement the abstract methods of the op groups, set ``name`` and ``is_cpu``, and
@@ -223,7 +233,16 @@ def interface_methods() -> dict[str, Any]:
     methods and the backend-level ones. Decorators use it to cover the whole surface; the conformance
     suite's spy and signature checks use it to cover every method."""
     methods: dict[str, Any] = {}
-    for group in (FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps, DistributedOps):
+    groups = (
+        FloatTensorOps,
+        IntTensorOps,
+        BoolTensorOps,
+        ModuleOps,
+        ActivationOps,
+        DistributedOps,
+        OptimizerOps,
+    )
+    for group in groups:
         for name, value in vars(group).items():
             if not name.startswith("_") and inspect.isfunction(value):
                 methods[name] = value

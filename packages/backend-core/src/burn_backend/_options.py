@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,3 +135,53 @@ class GridSampleOptions:
             )
         if not isinstance(self.align_corners, bool):
             raise TypeError(f"GridSampleOptions: align_corners must be a bool, got {self.align_corners!r}")
+
+
+# -- optimizer updates -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AdamOptions:
+    """The settings of one Adam or AdamW update (``OptimizerOps.float_adam_step``).
+
+    Attributes:
+        lr: the learning rate.
+        beta_1, beta_2: the decays of the first and second moments, in ``[0, 1)``.
+        epsilon: added to the denominator.
+        time: the number of this step, from 1 (the bias corrections ``1 - beta^time`` use it).
+        weight_decay: the decay factor; 0 for none.
+        decoupled: AdamW's decay (the parameter scaled by ``1 - lr * weight_decay``) rather than Adam's
+            L2 penalty (``weight_decay * param`` added to the gradient).
+    """
+
+    lr: float
+    beta_1: float
+    beta_2: float
+    epsilon: float
+    time: int
+    weight_decay: float = 0.0
+    decoupled: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.time, bool) or not isinstance(self.time, int) or self.time < 1:
+            raise ValueError(f"AdamOptions: time is the step number, from 1; got {self.time!r}")
+        for name in ("beta_1", "beta_2"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"AdamOptions: {name} must be in [0, 1), got {value!r}")
+
+    def scalars(self) -> tuple[float, float, float, float, float, float, float, float]:
+        """The update's constants, computed once in double precision: ``beta_1``, ``1 - beta_1``,
+        ``beta_2``, ``1 - beta_2``, ``sqrt(1 - beta_2^time)``, ``epsilon``, ``lr / (1 - beta_1^time)``,
+        and the factor on the parameter (``1 - lr * weight_decay`` with AdamW's decay, else 1)."""
+        correction_1 = 1.0 - self.beta_1**self.time
+        correction_2 = 1.0 - self.beta_2**self.time
+        keep = 1.0 - self.lr * self.weight_decay if self.decoupled else 1.0
+        return (
+            self.beta_1,
+            1.0 - self.beta_1,
+            self.beta_2,
+            1.0 - self.beta_2,
+            math.sqrt(correction_2),
+            self.epsilon,
+            self.lr / correction_1,
+            keep,
+        )

@@ -196,3 +196,59 @@ def gelu_backward(x: Any, grad: Any) -> Any:
     else:
         _gelu_backward_f32_serial(flat, flat_grad, out)
     return out.reshape(x.shape)
+
+
+# -- optimizer updates ------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _adam_serial(
+    p: Any, g: Any, m: Any, v: Any, out_p: Any, out_m: Any, out_v: Any, first: bool, l2: bool, decay: Any,
+    beta_1: Any, rest_1: Any, beta_2: Any, rest_2: Any, root_2: Any, epsilon: Any, step: Any, keep: Any,
+) -> None:  # fmt: skip
+    # the default's operations in its order, each rounded to the dtype (burn_backend's OptimizerOps)
+    for i in range(p.shape[0]):
+        x = p[i]
+        grad = x * decay + g[i] if l2 else g[i]
+        if first:
+            moment_1 = grad * rest_1
+            moment_2 = grad * grad * rest_2
+        else:
+            moment_1 = m[i] * beta_1 + grad * rest_1
+            moment_2 = v[i] * beta_2 + grad * grad * rest_2
+        change = moment_1 / (np.sqrt(moment_2) / root_2 + epsilon) * step
+        out_p[i] = x * keep - change
+        out_m[i] = moment_1
+        out_v[i] = moment_2
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _adam_parallel(
+    p: Any, g: Any, m: Any, v: Any, out_p: Any, out_m: Any, out_v: Any, first: bool, l2: bool, decay: Any,
+    beta_1: Any, rest_1: Any, beta_2: Any, rest_2: Any, root_2: Any, epsilon: Any, step: Any, keep: Any,
+) -> None:  # fmt: skip
+    n = p.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        start, stop = c * CHUNK, min(n, (c + 1) * CHUNK)
+        _adam_serial(
+            p[start:stop], g[start:stop], m if first else m[start:stop], v if first else v[start:stop],
+            out_p[start:stop], out_m[start:stop], out_v[start:stop], first, l2, decay, beta_1, rest_1,
+            beta_2, rest_2, root_2, epsilon, step, keep,
+        )  # fmt: skip
+
+
+def adam_step(
+    tensor: Any, grad: Any, moment_1: Any, moment_2: Any, scalars: tuple[float, ...], decay: float
+) -> tuple[Any, Any, Any]:
+    """One Adam update of an f32 or f64 array (see ``burn_backend.OptimizerOps.float_adam_step``):
+    ``scalars`` as ``AdamOptions.scalars()`` gives them, ``decay`` the L2 penalty (0 for none, or with
+    AdamW's decay, which ``scalars`` holds). ``moment_1`` and ``moment_2`` are ``None`` at the first step."""
+    dtype = tensor.dtype.type
+    p, g = _flat(tensor), _flat(grad)
+    first = moment_1 is None
+    m = p[:0] if first else _flat(moment_1)
+    v = p[:0] if first else _flat(moment_2)
+    out_p, out_m, out_v = np.empty_like(p), np.empty_like(p), np.empty_like(p)
+    kernel = _adam_parallel if p.size >= PARALLEL_MIN else _adam_serial
+    constants = [dtype(value) for value in scalars]
+    kernel(p, g, m, v, out_p, out_m, out_v, first, decay != 0.0, dtype(decay), *constants)
+    shape = tensor.shape
+    return out_p.reshape(shape), out_m.reshape(shape), out_v.reshape(shape)

@@ -7,12 +7,14 @@ method marked ``in_f32``; f16 computes natively.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
+from burn_backend import AdamOptions, OptimizerOps
 from burn_backend.array import ArrayFloatOps, in_f32
 
 from .._cupy import cp
-from . import _elementwise
+from . import _elementwise, _optim
 
 Array = Any
 
@@ -63,3 +65,20 @@ class FloatOps(ArrayFloatOps):
         # CUDA's erf in one kernel (f16 and bf16 in f32), rather than the shared series in f64
         runtime = self.runtime
         return runtime.narrow(_erf()(runtime.widen(tensor)), tensor.dtype)
+
+    def float_adam_step(
+        self,
+        tensors: Sequence[Array],
+        grads: Sequence[Array],
+        moments_1: Sequence[Array | None],
+        moments_2: Sequence[Array | None],
+        options: AdamOptions,
+    ) -> tuple[list[Array], list[Array], list[Array]]:
+        # f32 and f64: one launch for up to 32 tensors (the default launches eleven kernels a tensor)
+        decay = 0.0 if options.decoupled else options.weight_decay
+        updated = _optim.adam_step(tensors, grads, moments_1, moments_2, options.scalars(), decay)
+        if updated is None:
+            return OptimizerOps.float_adam_step(
+                cast(Any, self), tensors, grads, moments_1, moments_2, options
+            )
+        return updated

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
-from burn_backend import Tensor
+from burn_backend import AdamOptions, Tensor
+from burn_backend.optim import adam_step
 
 from ._clipping import GradientClippingConfig
 from ._optimizer import (
@@ -87,6 +90,37 @@ class _AdaptiveMomentum:
             new_state["max_moment_2"] = max_moment_2
         return new_state
 
+    def step_many(
+        self,
+        lr: float,
+        tensors: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        states: Sequence[OptimizerState | None],
+        weight_decay: float,
+        decoupled: bool,
+    ) -> list[tuple[Tensor, OptimizerState | None]]:
+        """Every parameter's update by the backend's ``float_adam_step``, one call per device, dtype and
+        step number (the moments and bias corrections of ``update`` and ``change``, the same values)."""
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, (tensor, state) in enumerate(zip(tensors, states, strict=True)):
+            time = 1 if state is None else state_int(state, "time") + 1
+            groups.setdefault((tensor.device, tensor.dtype, time), []).append(i)
+        results: list[tuple[Tensor, OptimizerState | None]] = [None] * len(tensors)  # type: ignore[list-item]
+        for (_, _, time), members in groups.items():
+            options = AdamOptions(lr, self.beta_1, self.beta_2, self.epsilon, time, weight_decay, decoupled)
+            moments_1: list[Tensor | None] = []
+            moments_2: list[Tensor | None] = []
+            for i in members:
+                state = states[i]
+                moments_1.append(None if state is None else state_tensor(state, "moment_1"))
+                moments_2.append(None if state is None else state_tensor(state, "moment_2"))
+            new_tensors, new_moments_1, new_moments_2 = adam_step(
+                [tensors[i] for i in members], [grads[i] for i in members], moments_1, moments_2, options
+            )
+            for i, tensor, moment_1, moment_2 in zip(members, new_tensors, new_moments_1, new_moments_2):
+                results[i] = (tensor, {"time": time, "moment_1": moment_1, "moment_2": moment_2})
+        return results
+
     def change(self, state: OptimizerState, lr: float) -> Tensor:
         """``lr m̂ / (sqrt(v̂) + ε)``, the bias-corrected step (with ``v`` the maximum for AMSGrad), in
         PyTorch's arrangement: ``lr / (1 - β1^t)`` times ``m / (sqrt(v) / sqrt(1 - β2^t) + ε)``."""
@@ -116,6 +150,20 @@ class Adam(Optimizer):
             grad = self.weight_decay.transform(grad, tensor)
         new_state = self.momentum.update(grad, state)
         return tensor.sub(self.momentum.change(new_state, lr)), new_state
+
+    def step_many(
+        self,
+        lr: float,
+        tensors: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        states: Sequence[OptimizerState | None],
+    ) -> list[tuple[Tensor, OptimizerState | None]]:
+        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); with
+        AMSGrad, ``step`` on each."""
+        if self.momentum.amsgrad:
+            return super().step_many(lr, tensors, grads, states)
+        decay = 0.0 if self.weight_decay is None else self.weight_decay.penalty
+        return self.momentum.step_many(lr, tensors, grads, states, decay, False)
 
     def state_fields(self) -> dict[str, type]:
         """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""
@@ -179,6 +227,19 @@ class AdamW(Optimizer):
         else:
             decayed = tensor.mul_scalar(1.0 - decay_rate)
         return decayed.sub(change), new_state
+
+    def step_many(
+        self,
+        lr: float,
+        tensors: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        states: Sequence[OptimizerState | None],
+    ) -> list[tuple[Tensor, OptimizerState | None]]:
+        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); with AMSGrad
+        or cautious weight decay, ``step`` on each."""
+        if self.momentum.amsgrad or self.cautious_weight_decay:
+            return super().step_many(lr, tensors, grads, states)
+        return self.momentum.step_many(lr, tensors, grads, states, self.weight_decay, True)
 
     def state_fields(self) -> dict[str, type]:
         """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeVar
 from burn_backend import AutodiffBackend, Kind, ParamId, Tensor, TensorData
 
 from .._config import Config
-from .._module import Module, ModuleMapper
+from .._module import Module, ModuleMapper, ModuleVisitor
 from .._param import Param
 from ._clipping import GradientClipping
 from ._grads import GradientsParams
@@ -52,6 +52,23 @@ class Optimizer(abc.ABC):
         Returns:
             The new value and the state to pass to the next step (``None`` for none).
         """
+
+    def step_many(
+        self,
+        lr: float,
+        tensors: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        states: Sequence[OptimizerState | None],
+    ) -> list[tuple[Tensor, OptimizerState | None]]:
+        """One update of every parameter of a module step, in one call: what ``ModuleOptimizer`` calls
+        when a rule overrides it (``Adam`` and ``AdamW`` do, to update every parameter of a device in one
+        backend op). By default, ``step`` on each; the lists are as ``step``'s arguments, one entry per
+        parameter.
+
+        Returns:
+            Each parameter's new value and state, in the order given.
+        """
+        return [self.step(lr, t, g, s) for t, g, s in zip(tensors, grads, states, strict=True)]
 
     @abc.abstractmethod
     def state_fields(self) -> dict[str, type]:
@@ -159,12 +176,43 @@ class ModuleOptimizer:
             grad = grads.get(id)
             if grad is not None:
                 pending[id] = grad
-        mapper = _StepMapper(self, float(lr), pending)
-        updated = module.map(mapper)
-        self._states.update(mapper.new_states)
-        for id in mapper.stateless:
+        collector = _StepCollector(self, pending)
+        module.visit(collector)
+        entries = collector.entries
+        optimizer = self._optimizer
+        lr = float(lr)
+        results: list[tuple[Tensor, OptimizerState | None]]
+        if type(optimizer).step_many is Optimizer.step_many:
+            results = []
+            for entry in entries:  # one at a time, so that an error names its parameter
+                try:
+                    results.append(optimizer.step(lr, entry.tensor, entry.grad, entry.state))
+                except ValueError as error:
+                    raise ValueError(f"ModuleOptimizer.step: parameter {entry.where}: {error}") from None
+        else:
+            try:
+                results = optimizer.step_many(
+                    lr, [e.tensor for e in entries], [e.grad for e in entries], [e.state for e in entries]
+                )
+            except ValueError as error:
+                raise ValueError(f"ModuleOptimizer.step: {error}") from None
+        updated: dict[ParamId, Param] = {}
+        new_states: dict[ParamId, dict[str, Tensor | TensorData | int]] = {}
+        stateless: list[ParamId] = []
+        for entry, (new_tensor, new_state) in zip(entries, results, strict=True):
+            param = entry.param
+            if new_state is None:
+                stateless.append(param.id)
+            else:
+                new_states[param.id] = dict(new_state)
+            device = param.val().device
+            lifted = Tensor.from_inner(new_tensor, device) if entry.autodiff else new_tensor
+            updated[param.id] = param.with_value(lifted)
+        result = module.map(_Replace(updated))
+        self._states.update(new_states)
+        for id in stateless:
             self._states.pop(id, None)
-        return updated
+        return result
 
     def into_record(self) -> OptimizerRecord:
         """The state of every parameter stepped so far, on the host (see ``OptimizerRecord``)."""
@@ -238,25 +286,41 @@ def _record_value(rule: str, key: str, name: str, value: Any, field: type) -> Te
     return value
 
 
-class _StepMapper(ModuleMapper):
-    """Maps each float parameter with a gradient to its updated value, collecting the new states (which
-    ``ModuleOptimizer.step`` commits only once every parameter has been updated)."""
+class _Entry:
+    """One parameter to update: where it is, its value on the inner backend, its gradient and state."""
 
-    def __init__(self, owner: ModuleOptimizer, lr: float, grads: dict[ParamId, Tensor]) -> None:
+    __slots__ = ("autodiff", "grad", "param", "state", "tensor", "where")
+
+    def __init__(
+        self,
+        param: Param,
+        where: str,
+        tensor: Tensor,
+        grad: Tensor,
+        state: OptimizerState | None,
+        autodiff: bool,
+    ) -> None:
+        self.param = param
+        self.where = where
+        self.tensor = tensor
+        self.grad = grad
+        self.state = state
+        self.autodiff = autodiff
+
+
+class _StepCollector(ModuleVisitor):
+    """Collects each float parameter with a gradient (once, where two fields share it), its gradient
+    checked, moved and clipped, and its state restored, for ``ModuleOptimizer.step`` to update."""
+
+    def __init__(self, owner: ModuleOptimizer, grads: dict[ParamId, Tensor]) -> None:
         self._owner = owner
-        self._lr = lr
         self._grads = grads
-        self._updated: dict[ParamId, Param] = {}
-        self.new_states: dict[ParamId, dict[str, Tensor | TensorData | int]] = {}
-        self.stateless: list[ParamId] = []
+        self.entries: list[_Entry] = []
 
-    def map_float_with_path(self, path: Sequence[str], param: Param) -> Param:
-        done = self._updated.get(param.id)
-        if done is not None:
-            return done  # a parameter shared by two fields is updated once
+    def visit_float_with_path(self, path: Sequence[str], param: Param) -> None:
         grad = self._grads.pop(param.id, None)
         if grad is None:
-            return param
+            return  # no gradient, or a parameter shared by two fields and collected already
         where = ".".join(path) or "<root>"
         value = param.val()
         autodiff = isinstance(value.device.backend, AutodiffBackend)
@@ -271,20 +335,11 @@ class _StepMapper(ModuleMapper):
         clipping = self._owner.grad_clipping
         if clipping is not None:
             grad = clipping.clip_gradient(grad)
-        optimizer = self._owner.optimizer
         try:
             state = self._state(param.id, tensor)
-            new_tensor, new_state = optimizer.step(self._lr, tensor, grad, state)
         except ValueError as error:
             raise ValueError(f"ModuleOptimizer.step: parameter {where}: {error}") from None
-        if new_state is None:
-            self.stateless.append(param.id)
-        else:
-            self.new_states[param.id] = dict(new_state)
-        lifted = Tensor.from_inner(new_tensor, value.device) if autodiff else new_tensor
-        updated = param.with_value(lifted)
-        self._updated[param.id] = updated
-        return updated
+        self.entries.append(_Entry(param, where, tensor, grad, state, autodiff))
 
     def _state(self, id: ParamId, tensor: Tensor) -> OptimizerState | None:
         """The stored state of parameter ``id`` on ``tensor``'s device and dtype."""
@@ -306,6 +361,16 @@ class _StepMapper(ModuleMapper):
         if restored:
             self._owner.optimizer.check_state(state, tensor)
         return state
+
+
+class _Replace(ModuleMapper):
+    """Puts the updated parameters in place, by ``ParamId``."""
+
+    def __init__(self, updated: dict[ParamId, Param]) -> None:
+        self._updated = updated
+
+    def map_float_with_path(self, path: Sequence[str], param: Param) -> Param:
+        return self._updated.get(param.id, param)
 
 
 def check_range(
