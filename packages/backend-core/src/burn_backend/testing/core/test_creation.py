@@ -249,11 +249,17 @@ def test_random_normal(device: Device, dtype: DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_random_bernoulli(device: Device, dtype: DType) -> None:
+@pytest.mark.parametrize("probability", [0.3, 0.5, 0.25, 0.875])
+def test_random_bernoulli(device: Device, dtype: DType, probability: float) -> None:
     require_dtype(device, dtype)
-    drawn = f64(values(Tensor.random([4000], Distribution.bernoulli(0.3), device, dtype)))
+    distribution = Distribution.bernoulli(probability)
+    drawn = f64(values(Tensor.random([3, 4001], distribution, device, dtype)))
     assert set(np.unique(drawn)) <= {0.0, 1.0}
-    assert abs(drawn.mean() - 0.3) < 0.04
+    assert abs(drawn.mean() - probability) < 0.02  # 12,003 draws: 4 standard deviations or more
+    # no pattern along the values: neighbours (which share a random word) and rows are independent
+    pairs = drawn[:, :-1] * drawn[:, 1:]
+    assert abs(pairs.mean() - probability**2) < 0.025
+    assert not np.array_equal(drawn[0], drawn[1])
 
 
 def test_random_of_an_empty_shape(device: Device) -> None:
