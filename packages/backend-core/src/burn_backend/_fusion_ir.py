@@ -15,6 +15,7 @@ op by op. Backends without the hook never see them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -305,6 +306,13 @@ class GivenUp(list[Any]):
 FUSED_HOOK = "compile_fused"
 """The name of the optional compile hook for ``ReduceBlock`` and ``MatmulBlock``."""
 
+FUSED_BLOCK_KINDS = frozenset({"elementwise", "int", "cast", "reduce", "matmul"})
+"""The kinds of block a compiler may take on: float element-wise chains, chains of int or bool values,
+chains with casts, reduce blocks, matmul blocks. A backend with the ``compile_fused`` hook that compiles
+only some of them (and gives ``None`` for the rest, which then run op by op) names those in a class
+attribute ``fused_block_kinds``; without one it is taken to compile them all. The conformance suite's
+fusion section expects the fusion counters of the kinds a backend names to advance."""
+
 REDUCE_OPS: dict[str, str] = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
 """The reductions a ``ReduceBlock`` may hold (interface name -> what it computes along the block's dim)."""
 
@@ -382,6 +390,50 @@ class ReduceBlock:
             for step in self.steps
         )
         return ("reduce", self.inputs, steps, self.outputs, self.dim)
+
+    def row_layout(self) -> tuple[int, int, int, list[tuple[int, int, int]]] | None:
+        """How a compiler walks the block: the full shape as ``(A, D, B)``, the product of the dims
+        before the reduced one, its size, and the product of those after (a row is one ``(a, b)``, its
+        ``D`` values the reduction's), and each input's view on it (``A``, ``D``, ``B`` or 1 where it is
+        broadcast). ``None`` where the block does not fit that frame: reductions of values of different
+        shapes, a value of neither the full nor the reduced shape, an input broadcast along only part of
+        the dims before (or after) the reduced one, an output that is an input, or an empty shape.
+
+        Example:
+            Layer norm over the last dim of ``[8, 16, 32]``, with a weight of ``[1, 1, 32]``:
+
+            >>> x, w = TensorSpec(DType.F32, (8, 16, 32)), TensorSpec(DType.F32, (1, 1, 32))
+            >>> steps = (ReduceStep("float_mean_dim", (0,)), ElementwiseStep("float_sub", (0, 2)),
+            ...          ElementwiseStep("float_mul", (3, 1)))
+            >>> ReduceBlock((x, w), steps, (4,), 2).row_layout()
+            (128, 32, 1, [(128, 32, 1), (1, 32, 1)])
+        """
+        reduced = [self.values[step.args[0]].shape for step in self.steps if isinstance(step, ReduceStep)]
+        if not reduced or len(set(reduced)) != 1:
+            return None
+        full = reduced[0]
+        d = self.dim
+        narrow = (*full[:d], 1, *full[d + 1 :])
+        n_in = len(self.inputs)
+        if any(spec.shape not in (full, narrow) for spec in self.values[n_in:]):
+            return None
+        if any(self.values[ref].shape not in (full, narrow) or ref < n_in for ref in self.outputs):
+            return None
+        if 0 in full:
+            return None
+        A, D, B = math.prod(full[:d]), full[d], math.prod(full[d + 1 :])
+        views = []
+        for spec in self.inputs:
+            if len(spec.shape) != len(full):
+                return None
+            view = []
+            for dims, size in ((range(d), A), (range(d, d + 1), D), (range(d + 1, len(full)), B)):
+                spans = {spec.shape[i] != 1 for i in dims if full[i] != 1}
+                if len(spans) > 1:
+                    return None
+                view.append(size if spans == {True} else 1)
+            views.append((view[0], view[1], view[2]))
+        return A, D, B, views
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from ._elementwise import ELEMENTWISE_OPS as ELEMENTWISE_OPS
 from ._elementwise import EXPRESSION_FUNCTIONS as EXPRESSION_FUNCTIONS
 from ._elementwise import ElementwiseOp as ElementwiseOp
 from ._fusion_ir import CAST_OPS as CAST_OPS
+from ._fusion_ir import FUSED_BLOCK_KINDS as FUSED_BLOCK_KINDS
 from ._fusion_ir import FUSED_HOOK as FUSED_HOOK
 from ._fusion_ir import REDUCE_OPS as REDUCE_OPS
 from ._fusion_ir import CastStep as CastStep
@@ -92,6 +93,7 @@ __all__ = [
     "run_op_by_op",
     # the fused blocks beyond element-wise chains (the ``compile_fused`` hook)
     "FUSED_HOOK",
+    "FUSED_BLOCK_KINDS",
     "FusedBlock",
     "ReduceBlock",
     "ReduceStep",

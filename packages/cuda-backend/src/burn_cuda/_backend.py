@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 
 from burn_backend import Device, Tensor
 from burn_backend.array import ArrayBackend
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan, interface_methods
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan, MatmulBlock, ReduceBlock, interface_methods
 
 from . import _cupy
 from . import _runtime as _cupy_runtime
 from ._cupy import cp
 from ._fusion import compile_block
+from ._fusion_fused import compile_matmul, compile_reduce
 from ._ops._collective import CollectiveOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
@@ -90,6 +91,9 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     is_cpu: ClassVar[bool] = False
     validates_index_values: ClassVar[bool] = False  # a check would read indices back: a synchronization
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
+    fused_block_kinds: ClassVar[frozenset[str]] = frozenset({"elementwise", "reduce", "matmul"})
+    """What the fusion compiler takes on (``burn_backend.kit.FUSED_BLOCK_KINDS``): blocks with casts or
+    int values run op by op."""
     runtime = _runtime
 
     def device(self, index: int = 0) -> Device:
@@ -109,6 +113,19 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
         (``burn_cuda._fusion``); ``None`` for int, u64 and bf16 blocks, which run op by op."""
         self.check_device(device)
         return compile_block(block, device)
+
+    def compile_fused(
+        self, block: ElementwiseBlock | ReduceBlock | MatmulBlock, device: Device
+    ) -> ElementwisePlan | None:
+        """The fusion hook for reduce blocks (one CUDA C kernel, a thread block per row) and matmul
+        blocks (cuBLAS, then the epilogue's kernel) (``burn_cuda._fusion_fused``); blocks with casts or
+        int values run op by op (``None``)."""
+        self.check_device(device)
+        if isinstance(block, ReduceBlock):
+            return compile_reduce(block, device)
+        if isinstance(block, MatmulBlock):
+            return compile_matmul(self, block, device)
+        return None
 
     def memory_cleanup(self, device: Device) -> None:
         """Give the cached blocks of CuPy's memory pool on ``device`` back to the driver."""

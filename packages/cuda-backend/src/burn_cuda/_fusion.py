@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from burn_backend import DType, Kind
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan
+from burn_backend.kit import ElementwiseBlock, ElementwisePlan, ElementwiseStep, ReduceBlock, TensorSpec
 
 from ._cupy import cp
 
@@ -39,6 +39,7 @@ _MAX_BLOCKS = 65535 * 4
 _C_TYPES = {DType.F32: "float", DType.F64: "double", DType.F16: "__half", DType.BOOL: "bool"}
 # the type a value of each dtype computes in
 _COMPUTE = {DType.F32: "float", DType.F64: "double", DType.F16: "float", DType.BOOL: "bool"}
+_NUMPY = {"float": np.float32, "double": np.float64, "bool": np.bool_}  # a compute type's NumPy scalar
 _FUNCTIONS = {
     "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
     "where": "burn_where", "logical_not": "!",
@@ -80,22 +81,36 @@ def _literal(dtype: DType) -> Any:
     return literal
 
 
+def render_step(
+    step: ElementwiseStep, values: Sequence[TensorSpec], result: DType, scalars: list[str]
+) -> str:
+    """The CUDA C expression of ``step`` on the variables ``v<ref>`` and the scalar parameters
+    ``scalars``, in its result's compute type (an f16 result rounded as the op alone rounds it)."""
+    operands = [f"v{ref}" for ref in step.args] + scalars
+    value = step.entry.render(operands, _FUNCTIONS, _literal(values[step.args[0]].dtype))
+    return f"__half2float(__float2half({value}))" if result is DType.F16 else value
+
+
 def _steps(block: ElementwiseBlock) -> list[str]:
     """The lines computing every step's value ``v<n>`` from the inputs' ``v0 ..`` and the scalars."""
     lines = []
     scalar_at = 0
     first = len(block.inputs)
     for position, step in enumerate(block.steps):
-        operand_dtype = block.values[step.args[0]].dtype
         result = block.values[first + position].dtype
-        operands = [f"v{ref}" for ref in step.args]
-        operands += [f"s{k}" for k in range(scalar_at, scalar_at + len(step.scalars))]
+        scalars = [f"s{k}" for k in range(scalar_at, scalar_at + len(step.scalars))]
         scalar_at += len(step.scalars)
-        value = step.entry.render(operands, _FUNCTIONS, _literal(operand_dtype))
-        if result is DType.F16:  # round as the op alone would
-            value = f"__half2float(__float2half({value}))"
+        value = render_step(step, block.values, result, scalars)
         lines.append(f"const {_COMPUTE[result]} v{first + position} = {value};")
     return lines
+
+
+def scalar_types(steps: Sequence[Any], values: Sequence[TensorSpec]) -> list[str]:
+    """The C type of each scalar parameter, in step order: the compute type of the step's first operand."""
+    types: list[str] = []
+    for step in steps:
+        types += [_COMPUTE[values[step.args[0]].dtype]] * len(step.scalars)
+    return types
 
 
 def _element(block: ElementwiseBlock, load: list[str], store: list[str]) -> list[str]:
@@ -116,10 +131,7 @@ def _parameters(block: ElementwiseBlock, flags: list[tuple[bool, ...]], rank: in
     params = [f"const {_C_TYPES[spec.dtype]}* __restrict__ in{j}" for j, spec in enumerate(block.inputs)]
     outputs = [block.values[ref].dtype for ref in block.outputs]
     params += [f"{_C_TYPES[dtype]}* __restrict__ out{k}" for k, dtype in enumerate(outputs)]
-    scalar_types = []
-    for step in block.steps:
-        scalar_types += [_COMPUTE[block.values[step.args[0]].dtype]] * len(step.scalars)
-    params += [f"const {kind} s{k}" for k, kind in enumerate(scalar_types)]
+    params += [f"const {kind} s{k}" for k, kind in enumerate(scalar_types(block.steps, block.values))]
     params.append("const long long n")
     if not flat:
         params += [f"const long long size{d}" for d in range(rank)]
@@ -197,15 +209,17 @@ def _source_x4(block: ElementwiseBlock) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _kernel(source: str) -> Any:
+def kernel_of(source: str, name: str = "burn_fused") -> Any:
+    """The kernel ``name`` of ``source``, compiled once per process (and cached on disk by CuPy)."""
     with _lock:
         kernel = _kernels.get(source)
         if kernel is None:
-            kernel = _kernels[source] = cp.RawKernel(source, "burn_fused", options=_OPTIONS)
+            kernel = _kernels[source] = cp.RawKernel(source, name, options=_OPTIONS)
         return kernel
 
 
-def _supported(block: ElementwiseBlock) -> bool:
+def supported(block: ElementwiseBlock | ReduceBlock) -> bool:
+    """Whether this compiler takes the block's values: f32, f64, f16 and bool, no int operand."""
     if any(spec.dtype not in _C_TYPES for spec in block.values):
         return False
     # scalars of float steps compute in the step's float type; ints are left to the ops one by one
@@ -215,7 +229,7 @@ def _supported(block: ElementwiseBlock) -> bool:
 def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
     """The plan of ``block`` on ``device``: one kernel launch per call; ``None`` for blocks this
     compiler leaves to the ops one by one (int, u64 or bf16 values, outputs of different shapes)."""
-    if not _supported(block):
+    if not supported(block):
         return None
     layout = block.loop_layout()
     if layout is None:
@@ -223,15 +237,11 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
     sizes, flags = layout
     rank = len(sizes)
     flat = all(all(spans) for spans in flags)
-    kernel = _kernel(_source(block, flags, rank))
-    quad = _kernel(_source_x4(block)) if _vectorized(block) else None
+    kernel = kernel_of(_source(block, flags, rank))
+    quad = kernel_of(_source_x4(block)) if _vectorized(block) else None
     out_shape = block.values[block.outputs[0]].shape
     out_dtypes = [block.values[ref].dtype.numpy for ref in block.outputs]
-    scalar_types = []
-    for step in block.steps:
-        dtype = block.values[step.args[0]].dtype
-        numpy = np.float64 if dtype is DType.F64 else np.bool_ if dtype is DType.BOOL else np.float32
-        scalar_types += [numpy] * len(step.scalars)
+    kinds = [_NUMPY[kind] for kind in scalar_types(block.steps, block.values)]
     n = int(np.prod(out_shape, dtype=np.int64))
     geometry: list[Any] = [np.int64(n)]
     if not flat:  # the block's shapes are fixed: sizes and strides are computed once
@@ -255,7 +265,7 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
                 arguments = (
                     *arrays,
                     *outputs,
-                    *(kind(v) for kind, v in zip(scalar_types, scalars)),
+                    *(kind(v) for kind, v in zip(kinds, scalars)),
                     *geometry,
                 )
                 if quad is not None and not any(array.data.ptr & 15 for array in arrays):

@@ -332,37 +332,6 @@ def _kernels_parallel_min() -> int:
 # -- reductions and matmuls ---------------------------------------------------------------------------
 
 
-def _reduce_layout(block: ReduceBlock) -> tuple[int, int, int, list[tuple[int, int, int]]] | None:
-    """``(A, D, B)``: the full shape as the dims before the reduced one, it, and those after; and each
-    input's view on it (1 where it broadcasts). ``None`` where the block does not fit that frame."""
-    reduced = [block.values[step.args[0]].shape for step in block.steps if isinstance(step, ReduceStep)]
-    if not reduced or len(set(reduced)) != 1:
-        return None
-    full = reduced[0]
-    d = block.dim
-    narrow = (*full[:d], 1, *full[d + 1 :])
-    n_in = len(block.inputs)
-    if any(spec.shape not in (full, narrow) for spec in block.values[n_in:]):
-        return None
-    if any(block.values[ref].shape not in (full, narrow) for ref in block.outputs):
-        return None
-    if any(ref < n_in for ref in block.outputs) or 0 in full:
-        return None
-    A, D, B = math.prod(full[:d]), full[d], math.prod(full[d + 1 :])
-    views = []
-    for spec in block.inputs:
-        if len(spec.shape) != len(full):
-            return None
-        view = []
-        for dims, size in ((range(d), A), (range(d, d + 1), D), (range(d + 1, len(full)), B)):
-            spans = {spec.shape[i] != 1 for i in dims if full[i] != 1}
-            if len(spans) > 1:
-                return None
-            view.append(size if spans == {True} else 1)
-        views.append((view[0], view[1], view[2]))
-    return A, D, B, views
-
-
 def _reduce_source(block: ReduceBlock, D: int, views: list[tuple[int, int, int]], A: int, B: int) -> str:
     """The kernels ``serial`` / ``parallel`` of a reduce block: one iteration per row (every index but
     the reduced dim's), each running the steps as a few loops along the row; values of the full shape
@@ -519,7 +488,7 @@ def compile_reduce(backend: Backend, block: ReduceBlock) -> ElementwisePlan | No
     """A numba plan computing a reduce block, or ``None`` (run it op by op)."""
     if not _compilable(block):
         return None
-    layout = _reduce_layout(block)
+    layout = block.row_layout()
     if layout is None:
         return None
     A, D, B, views = layout

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Backend, Device, Tensor
-from burn_backend.kit import FUSED_HOOK, BackendDecorator
+from burn_backend.kit import FUSED_BLOCK_KINDS, FUSED_HOOK, BackendDecorator
 from burn_backend.testing._helpers import fusion_layer
 
 
@@ -40,11 +40,14 @@ class FusionUnderTest:
         return self.layer.inner.device(self.index)
 
     @property
-    def compiles(self) -> bool:
-        """Whether the inner backend compiles every kind of block Fusion claims (element-wise chains of
-        any dtype, casts, reductions, matmul epilogues: it has the ``compile_fused`` hook). A backend
-        with a partial compiler, or none, runs what it does not compile op by op."""
-        return hasattr(self.layer.inner, FUSED_HOOK)
+    def compiled_kinds(self) -> frozenset[str]:
+        """The kinds of block the inner backend compiles (``burn_backend.kit.FUSED_BLOCK_KINDS``): those
+        its ``fused_block_kinds`` names, every kind where it has the ``compile_fused`` hook without naming
+        them, none without the hook. What a backend does not compile runs op by op."""
+        inner = self.layer.inner
+        if not hasattr(inner, FUSED_HOOK):
+            return frozenset()
+        return frozenset(getattr(inner, "fused_block_kinds", FUSED_BLOCK_KINDS))
 
     @staticmethod
     def stats(device: Device) -> Mapping[str, int]:
@@ -53,12 +56,14 @@ class FusionUnderTest:
         assert layer is not None, f"{device} has no fusion layer"
         return layer.executor.stats  # type: ignore[attr-defined,no-any-return]
 
-    def assert_fused(self, device: Device, counter: str, at_least: int = 1) -> None:
+    def assert_fused(
+        self, device: Device, counter: str, at_least: int = 1, kind: str = "elementwise"
+    ) -> None:
         """Fusion claimed blocks and handed them to the inner backend's compiler (on any backend); where
-        the inner backend compiles every kind of block, ``counter`` reached ``at_least``."""
+        the inner backend compiles blocks of ``kind``, ``counter`` reached ``at_least``."""
         stats = self.stats(device)
         assert stats["compiled"] >= 1, f"no block was claimed; counters {dict(stats)}"
-        if self.compiles:
+        if kind in self.compiled_kinds:
             assert stats[counter] >= at_least, (
                 f"{counter}: {stats[counter]} < {at_least}; counters {dict(stats)}"
             )

@@ -19,7 +19,7 @@ def test_softmax_and_log_softmax_fuse_into_one_block(fusion: FusionUnderTest, di
         lambda t: [activation.softmax(t[0], dim), activation.log_softmax(t[0] * 2, dim)],
         [normal(3, 5, 4)],
     )
-    fusion.assert_fused(device, "fused_reduce", 2)
+    fusion.assert_fused(device, "fused_reduce", 2, kind="reduce")
 
 
 @pytest.mark.parametrize("reduce", ["sum_dim", "mean_dim", "max_dim"])
@@ -30,7 +30,7 @@ def test_reductions_with_a_prologue_and_an_epilogue(fusion: FusionUnderTest, red
         return [(reduced.log() - 1) * 0.5]
 
     device = agree(fusion, chain, [normal(6, 7, 3), normal(1, 7, 1, seed=1)])
-    fusion.assert_fused(device, "fused_reduce")
+    fusion.assert_fused(device, "fused_reduce", kind="reduce")
 
 
 def test_layer_norm_fuses(fusion: FusionUnderTest) -> None:
@@ -40,7 +40,7 @@ def test_layer_norm_fuses(fusion: FusionUnderTest) -> None:
         return [(x - mean) / (var + 1e-5).sqrt() * gamma + beta]
 
     device = agree(fusion, chain, [normal(8, 32), normal(1, 32, seed=1), normal(1, 32, seed=2)])
-    fusion.assert_fused(device, "fused_reduce")
+    fusion.assert_fused(device, "fused_reduce", kind="reduce")
 
 
 def test_max_propagates_nan_and_handles_infinities(fusion: FusionUnderTest) -> None:
@@ -49,7 +49,7 @@ def test_max_propagates_nan_and_handles_infinities(fusion: FusionUnderTest) -> N
     data[2, :] = -np.inf
     data[3, 0] = np.inf
     device = agree(fusion, lambda t: [(t[0] * 1.0).max_dim(1) + 0.0], [data])
-    fusion.assert_fused(device, "fused_reduce")
+    fusion.assert_fused(device, "fused_reduce", kind="reduce")
 
 
 def test_a_reduced_value_read_in_the_middle_stays_right(fusion: FusionUnderTest) -> None:
@@ -74,7 +74,7 @@ def test_matmul_with_bias_and_activation_fuses(fusion: FusionUnderTest, batched:
 
     arrays = [normal(*lead, 5, 8), normal(*lead, 8, 3, seed=1), normal(*lead, 1, 3, seed=2)]
     device = agree(fusion, chain, arrays)
-    fusion.assert_fused(device, "fused_matmul", 2)
+    fusion.assert_fused(device, "fused_matmul", 2, kind="matmul")
 
 
 def test_a_live_product_is_not_overwritten_by_its_epilogue(fusion: FusionUnderTest) -> None:
@@ -99,5 +99,5 @@ def test_casts_fuse_inside_blocks(fusion: FusionUnderTest) -> None:
 
     ints = np.arange(24, dtype=np.int32).reshape(4, 6)
     device = agree(fusion, chain, [normal(4, 6), ints])
-    fusion.assert_fused(device, "fused_blocks", 2)
+    fusion.assert_fused(device, "fused_blocks", 2, kind="cast")
     assert fusion.stats(device)["op_by_op"] > 0  # the first run

@@ -62,7 +62,7 @@ def test_int_and_bool_chains_fuse(fusion: FusionUnderTest) -> None:
 
     for _ in range(2):
         assert chain(device) == chain(fusion.eager)
-    fusion.assert_fused(device, "fused_blocks")
+    fusion.assert_fused(device, "fused_blocks", kind="int")
 
 
 def test_reading_a_value_in_the_middle_of_a_chain(fusion: FusionUnderTest) -> None:
@@ -181,7 +181,7 @@ def test_the_stack_under_test_fuses_forward_and_backward(fusion: FusionUnderTest
     before = fusion.stats(device)["fused_blocks"]
     for _ in range(getattr(fusion.layer, "compile_after", 1) + 1):
         np.testing.assert_allclose(grad(device), grad(eager), rtol=1e-5, atol=1e-6)
-    if fusion.compiles:
+    if "elementwise" in fusion.compiled_kinds:
         assert fusion.stats(device)["fused_blocks"] > before
 
 

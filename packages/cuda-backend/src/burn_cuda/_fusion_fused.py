@@ -1,0 +1,269 @@
+"""Cuda's compiler for the blocks beyond element-wise chains (the ``compile_fused`` hook): a reduce block
+(softmax, log-softmax, layer norm, a sum, mean or max with its prologue and epilogue) becomes one CUDA C
+kernel; a matmul block is cuBLAS's product followed by its epilogue as one element-wise kernel.
+
+A reduce block is walked as ``(A, D, B)`` (``ReduceBlock.row_layout``): one thread block per row (an
+``(a, b)`` pair, in a grid-stride loop over rows), its threads striding over the row's ``D`` values. The
+steps are cut into passes over the row as NdArray's compiler cuts them: a pass computes the values of the
+full shape that its reductions need, each thread accumulating its share in double (sums; the maximum
+propagates NaN), then the block combines the threads' shares in shared memory and every thread continues
+with the reduced values. A value of the full shape that a later pass reads is written to an output or, if
+it is none, to a scratch buffer of the row; each thread reads back only what it wrote. Every step rounds
+as in an element-wise kernel (f16 to f16 after each step, no multiply-add contraction).
+
+Blocks with casts, or with int values, run op by op (``None``): ``Cuda.fused_block_kinds`` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from burn_backend import DType
+from burn_backend.kit import CastStep, ElementwisePlan, MatmulBlock, ReduceBlock, ReduceStep
+
+from ._cupy import cp
+from ._fusion import (
+    _C_TYPES,
+    _COMPUTE,
+    _NUMPY,
+    _PRELUDE,
+    compile_block,
+    kernel_of,
+    render_step,
+    scalar_types,
+    supported,
+)
+
+if TYPE_CHECKING:
+    from burn_backend import Backend, Device
+
+_THREADS = 256
+_MAX_ROWS = 65535 * 16  # thread blocks of one launch; more rows loop
+_REDUCE = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
+_COMBINE = r"""
+__device__ __forceinline__ double burn_max_nan(double a, double b) {
+    return a != a ? a : (b != b ? b : (b > a ? b : a));
+}
+"""
+
+
+def _to_compute(dtype: DType, expression: str) -> str:
+    return f"__half2float({expression})" if dtype is DType.F16 else expression
+
+
+def _to_storage(dtype: DType, expression: str) -> str:
+    return f"__float2half({expression})" if dtype is DType.F16 else expression
+
+
+def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: int) -> str:
+    """The CUDA C of ``burn_reduce`` for ``block``, whose inputs have ``views`` on the ``(A, D, B)``
+    frame (``D`` tells which inputs span the reduced dim; sizes are kernel arguments)."""
+    n_in = len(block.inputs)
+    values = block.values
+    full = values[next(s.args[0] for s in block.steps if isinstance(s, ReduceStep))].shape
+    spans = [(va != 1, vd == D and D != 1, vb != 1) for va, vd, vb in views]
+    row: dict[int, bool] = {j: views[j][1] == D for j in range(n_in)}
+    for s, step in enumerate(block.steps):
+        row[n_in + s] = not isinstance(step, ReduceStep) and values[n_in + s].shape == full
+    users: dict[int, list[int]] = {}
+    for s, step in enumerate(block.steps):
+        for ref in step.args:
+            users.setdefault(ref, []).append(s)
+    out_of: dict[int, list[int]] = {}
+    for o, ref in enumerate(block.outputs):
+        out_of.setdefault(ref, []).append(o)
+
+    def at(j: int, along: str) -> str:
+        """Input ``j``'s flat offset at row ``(a, b)`` and position ``along`` of the row: its view is
+        ``A``, ``D`` and ``B`` long or 1 (broadcast) in each part, stored contiguously."""
+        a, d, b = spans[j]
+        outer = f"{'a' if a else '0'} * {'nD' if d else '1'} + {along if d else '0'}"
+        return f"({outer}) * {'nB' if b else '1'} + {'b' if b else '0'}"
+
+    def declare(ref: int, expression: str) -> str:
+        return f"const {_COMPUTE[values[ref].dtype]} v{ref} = {expression};"
+
+    code: list[str] = ["const long long a = row / nB;", "const long long b = row - a * nB;"]
+    code += [
+        declare(j, _to_compute(values[j].dtype, f"in{j}[{at(j, '0')}]")) for j in range(n_in) if not row[j]
+    ]
+    stored: dict[int, str] = {}
+    scratch: list[int] = []
+    reduced_count = 0
+    loop: dict[str, Any] | None = None
+
+    def open_loop() -> dict[str, Any]:
+        return {"pre": [], "body": [], "post": [], "steps": set(), "rows": [], "pending": [], "loaded": set()}
+
+    def load(ref: int, current: dict[str, Any]) -> None:
+        if not row[ref] or ref in current["loaded"]:
+            return
+        current["loaded"].add(ref)
+        if ref < n_in:
+            current["body"].append(declare(ref, _to_compute(values[ref].dtype, f"in{ref}[{at(ref, 'j')}]")))
+        else:
+            current["body"].append(declare(ref, stored[ref]))
+
+    def close(current: dict[str, Any]) -> None:
+        for ref in current["rows"]:
+            dtype = values[ref].dtype
+            later = any(s not in current["steps"] for s in users.get(ref, []))
+            if ref in out_of:
+                for o in out_of[ref]:
+                    current["body"].append(
+                        f"out{o}[(a * nD + j) * nB + b] = {_to_storage(dtype, f'v{ref}')};"
+                    )
+                stored[ref] = _to_compute(dtype, f"out{out_of[ref][0]}[(a * nD + j) * nB + b]")
+            elif later:
+                scratch.append(ref)
+                current["body"].append(f"buf{ref}[(a * nD + j) * nB + b] = v{ref};")
+                stored[ref] = f"buf{ref}[(a * nD + j) * nB + b]"
+        code.extend(current["pre"])
+        code.append("for (long long j = threadIdx.x; j < nD; j += blockDim.x) {")
+        code.extend("    " + line for line in current["body"])
+        code.append("}")
+        for k, kind in current["pending"]:
+            combine = (
+                "burn_max_nan(shared[t], shared[t + s])" if kind == "max" else "shared[t] + shared[t + s]"
+            )
+            code.extend(
+                [
+                    f"shared[threadIdx.x] = acc{k};",
+                    "__syncthreads();",
+                    "for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {",
+                    "    const unsigned t = threadIdx.x;",
+                    f"    if (t < s) shared[t] = {combine};",
+                    "    __syncthreads();",
+                    "}",
+                    f"acc{k} = shared[0];",
+                    "__syncthreads();",
+                ]
+            )
+        code.extend(current["post"])
+
+    scalar_at = 0
+    for s, step in enumerate(block.steps):
+        k = n_in + s
+        if isinstance(step, ReduceStep):
+            (ref,) = step.args
+            if loop is None:
+                loop = open_loop()
+            load(ref, loop)
+            loop["steps"].add(s)
+            kind = _REDUCE[step.op]
+            dtype = values[k].dtype
+            if kind == "max":
+                loop["pre"].append(f"double acc{k} = -INFINITY;")
+                loop["body"].append(f"acc{k} = burn_max_nan(acc{k}, (double)v{ref});")
+                total = f"acc{k}"
+            else:
+                loop["pre"].append(f"double acc{k} = 0.0;")
+                loop["body"].append(f"acc{k} += (double)v{ref};")
+                total = f"acc{k} / (double)nD" if kind == "mean" else f"acc{k}"
+            value = f"({_COMPUTE[dtype]})({total})"
+            if dtype is DType.F16:
+                value = f"__half2float(__float2half((float)({total})))"
+            loop["post"].append(declare(k, value))
+            loop["pending"].append((k, kind))
+            reduced_count += 1
+            continue
+        names = [f"s{i}" for i in range(scalar_at, scalar_at + len(step.scalars))]
+        expression = render_step(step, values, values[k].dtype, names)
+        scalar_at += len(step.scalars)
+        if loop is not None and any(ref == pending for ref in step.args for pending, _ in loop["pending"]):
+            close(loop)
+            loop = None
+        if row[k]:
+            if loop is None:
+                loop = open_loop()
+            for ref in step.args:
+                load(ref, loop)
+            loop["steps"].add(s)
+            loop["rows"].append(k)
+            loop["loaded"].add(k)
+            loop["body"].append(declare(k, expression))
+        else:
+            (loop["pre"] if loop is not None else code).append(declare(k, expression))
+    if loop is not None:
+        close(loop)
+    for ref, outs in out_of.items():
+        if not row[ref]:
+            dtype = values[ref].dtype
+            code += [
+                f"if (threadIdx.x == 0) out{o}[a * nB + b] = {_to_storage(dtype, f'v{ref}')};" for o in outs
+            ]
+
+    params = [f"const {_C_TYPES[spec.dtype]}* __restrict__ in{j}" for j, spec in enumerate(block.inputs)]
+    params += [f"{_C_TYPES[values[ref].dtype]}* __restrict__ out{o}" for o, ref in enumerate(block.outputs)]
+    params += [f"{_COMPUTE[values[ref].dtype]}* __restrict__ buf{ref}" for ref in scratch]
+    params += [f"const {kind} s{i}" for i, kind in enumerate(scalar_types(block.steps, values))]
+    params += ["const long long nA", "const long long nD", "const long long nB"]
+    lines = [
+        _PRELUDE,
+        _COMBINE,
+        f'extern "C" __global__ void burn_reduce({", ".join(params)}) {{',
+        f"  __shared__ double shared[{_THREADS}];",
+        "  for (long long row = blockIdx.x; row < nA * nB; row += gridDim.x) {",
+        *(f"    {line}" for line in code),
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def scratch_values(source: str) -> list[int]:
+    """The values a kernel keeps in scratch buffers (its ``buf<ref>`` parameters), in order."""
+    head = source[source.index("burn_reduce(") : source.index(") {", source.index("burn_reduce("))]
+    return [int(part.split("buf")[1]) for part in head.split(", ") if "__restrict__ buf" in part]
+
+
+def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None:
+    """One kernel launch per call for a reduce block of f32, f64, f16 and bool values; ``None`` for
+    blocks with casts or int values, or outside the ``(A, D, B)`` frame."""
+    if any(isinstance(step, CastStep) for step in block.steps) or not supported(block):
+        return None
+    layout = block.row_layout()
+    if layout is None:
+        return None
+    A, D, B, views = layout
+    source = reduce_source(block, views, D)
+    kernel = kernel_of(source, "burn_reduce")
+    scratch = scratch_values(source)
+    values = block.values
+    out_specs = [values[ref] for ref in block.outputs]
+    out_views = [(A, D if spec.shape[block.dim] != 1 else 1, B) for spec in out_specs]
+    buffers = [(A * D * B, _NUMPY[_COMPUTE[values[ref].dtype]]) for ref in scratch]
+    kinds = [_NUMPY[kind] for kind in scalar_types(block.steps, values)]
+    sizes = (np.int64(A), np.int64(D), np.int64(B))
+    rows = min(_MAX_ROWS, A * B)
+    index = device.index
+
+    def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
+        with cp.cuda.Device(index):
+            arrays = [cp.ascontiguousarray(array) for array in inputs]
+            outputs = [cp.empty(view, dtype=spec.dtype.numpy) for view, spec in zip(out_views, out_specs)]
+            temporary = [cp.empty(size, dtype=dtype) for size, dtype in buffers]
+            arguments = (*arrays, *outputs, *temporary, *(kind(v) for kind, v in zip(kinds, scalars)), *sizes)
+            kernel((rows,), (_THREADS,), arguments)
+            return [out.reshape(spec.shape) for out, spec in zip(outputs, out_specs)]
+
+    return plan
+
+
+def compile_matmul(backend: Backend, block: MatmulBlock, device: Device) -> ElementwisePlan | None:
+    """cuBLAS's product (the backend's ``float_matmul``), then the epilogue as one element-wise kernel;
+    ``None`` where the epilogue has casts or int values."""
+    if block.epilogue.has_casts:
+        return None
+    epilogue = compile_block(block.epilogue, device)
+    if epilogue is None:
+        return None
+    matmul = backend.float_matmul
+
+    def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> Sequence[Any]:
+        return epilogue([matmul(inputs[0], inputs[1]), *inputs[2:]], scalars)
+
+    return plan
