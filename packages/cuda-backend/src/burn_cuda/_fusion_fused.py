@@ -44,6 +44,9 @@ _THREADS = 256
 _MAX_ROWS = 65535 * 16  # thread blocks of one launch; more rows loop
 _REDUCE = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
 _COMBINE = r"""
+__device__ __forceinline__ double burn_minus_infinity() {
+    return __longlong_as_double(0xfff0000000000000ULL);
+}
 __device__ __forceinline__ double burn_max_nan(double a, double b) {
     return a != a ? a : (b != b ? b : (b > a ? b : a));
 }
@@ -156,7 +159,7 @@ def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: 
             kind = _REDUCE[step.op]
             dtype = values[k].dtype
             if kind == "max":
-                loop["pre"].append(f"double acc{k} = -INFINITY;")
+                loop["pre"].append(f"double acc{k} = burn_minus_infinity();")
                 loop["body"].append(f"acc{k} = burn_max_nan(acc{k}, (double)v{ref});")
                 total = f"acc{k}"
             else:
