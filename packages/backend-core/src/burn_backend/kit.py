@@ -21,9 +21,10 @@ meta-package. It holds
 - the IR of the fusion compile hook (``Backend.compile_elementwise``): ``ElementwiseBlock`` of
   ``ElementwiseStep`` over inputs described by ``TensorSpec``, the ``ElementwisePlan`` a compiler
   returns, and ``run_op_by_op``, what runs a block where there is no plan; the blocks a compiler with the
-  ``compile_fused`` hook (``FUSED_HOOK``) also receives: ``ReduceBlock`` (``ReduceStep``, ``REDUCE_OPS``),
-  ``MatmulBlock``, casts (``CastStep``, ``CAST_OPS``), ``GivenUp`` inputs a plan may overwrite, and
-  ``run_fused_op_by_op``;
+  ``compile_fused`` hook (``FUSED_HOOK``) also receives: ``ReduceBlock`` (``ReduceStep``, ``REDUCE_OPS``;
+  ``row_program`` cuts one into the loops over its rows that a compiler renders, ``RowProgram`` of
+  ``RowLoop``), ``MatmulBlock``, casts (``CastStep``, ``CAST_OPS``), ``GivenUp`` inputs a plan may
+  overwrite, ``run_fused_op_by_op``, and ``FUSED_BLOCK_KINDS``, the kinds a compiler may take on;
 - ``register_dtype``: makes ``DType.of`` read the dtype objects of an array library other than NumPy,
   so that a backend's primitives may carry them (``burn_backend.array.ArrayRuntime`` registers its
   namespace's);
@@ -63,6 +64,9 @@ from ._fusion_ir import ReduceStep as ReduceStep
 from ._fusion_ir import TensorSpec as TensorSpec
 from ._fusion_ir import run_fused_op_by_op as run_fused_op_by_op
 from ._fusion_ir import run_op_by_op as run_op_by_op
+from ._fusion_rows import RowLoop as RowLoop
+from ._fusion_rows import RowProgram as RowProgram
+from ._fusion_rows import row_program as row_program
 from ._ops._sizes import adaptive_pool_windows as adaptive_pool_windows
 from ._ops._sizes import avg_pool_divisors as avg_pool_divisors
 from ._ops._sizes import conv_output_size as conv_output_size
@@ -97,6 +101,9 @@ __all__ = [
     "FusedBlock",
     "ReduceBlock",
     "ReduceStep",
+    "RowLoop",
+    "RowProgram",
+    "row_program",
     "MatmulBlock",
     "CastStep",
     "CAST_OPS",

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from burn_backend import DType
-from burn_backend.kit import CastStep, ElementwisePlan, MatmulBlock, ReduceBlock, ReduceStep
+from burn_backend.kit import (
+    CastStep,
+    ElementwisePlan,
+    MatmulBlock,
+    ReduceBlock,
+    ReduceStep,
+    RowLoop,
+    row_program,
+)
 
 from ._cupy import cp
 from ._fusion import (
@@ -42,7 +50,6 @@ if TYPE_CHECKING:
 
 _THREADS = 256
 _MAX_ROWS = 65535 * 16  # thread blocks of one launch; more rows loop
-_REDUCE = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
 _COMBINE = r"""
 __device__ __forceinline__ double burn_minus_infinity() {
     return __longlong_as_double(0xfff0000000000000ULL);
@@ -63,25 +70,24 @@ def _to_storage(dtype: DType, expression: str) -> str:
 
 def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: int) -> str:
     """The CUDA C of ``burn_reduce`` for ``block``, whose inputs have ``views`` on the ``(A, D, B)``
-    frame (``D`` tells which inputs span the reduced dim; sizes are kernel arguments)."""
+    frame: its row program (``burn_backend.kit.row_program``) with a thread block per row, the threads
+    striding over the row's values (sizes are kernel arguments)."""
     n_in = len(block.inputs)
     values = block.values
-    full = values[next(s.args[0] for s in block.steps if isinstance(s, ReduceStep))].shape
+    program = row_program(block, list(views), D)
     spans = [(va != 1, vd == D and D != 1, vb != 1) for va, vd, vb in views]
-    row: dict[int, bool] = {j: views[j][1] == D for j in range(n_in)}
+    expressions: dict[int, str] = {}
+    scalar_at = 0
     for s, step in enumerate(block.steps):
-        row[n_in + s] = not isinstance(step, ReduceStep) and values[n_in + s].shape == full
-    users: dict[int, list[int]] = {}
-    for s, step in enumerate(block.steps):
-        for ref in step.args:
-            users.setdefault(ref, []).append(s)
-    out_of: dict[int, list[int]] = {}
-    for o, ref in enumerate(block.outputs):
-        out_of.setdefault(ref, []).append(o)
+        if isinstance(step, ReduceStep):
+            continue
+        names = [f"s{i}" for i in range(scalar_at, scalar_at + len(step.scalars))]
+        expressions[n_in + s] = render_step(step, values, values[n_in + s].dtype, names)
+        scalar_at += len(step.scalars)
 
     def at(j: int, along: str) -> str:
-        """Input ``j``'s flat offset at row ``(a, b)`` and position ``along`` of the row: its view is
-        ``A``, ``D`` and ``B`` long or 1 (broadcast) in each part, stored contiguously."""
+        """Input ``j``'s offset at row ``(a, b)`` and position ``along``: its view is ``A``, ``D`` and
+        ``B`` long or 1 (broadcast) in each part, stored contiguously."""
         a, d, b = spans[j]
         outer = f"{'a' if a else '0'} * {'nD' if d else '1'} + {along if d else '0'}"
         return f"({outer}) * {'nB' if b else '1'} + {'b' if b else '0'}"
@@ -89,51 +95,49 @@ def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: 
     def declare(ref: int, expression: str) -> str:
         return f"const {_COMPUTE[values[ref].dtype]} v{ref} = {expression};"
 
+    position = "(a * nD + j) * nB + b"
     code: list[str] = ["const long long a = row / nB;", "const long long b = row - a * nB;"]
-    code += [
-        declare(j, _to_compute(values[j].dtype, f"in{j}[{at(j, '0')}]")) for j in range(n_in) if not row[j]
-    ]
-    stored: dict[int, str] = {}
-    scratch: list[int] = []
-    reduced_count = 0
-    loop: dict[str, Any] | None = None
-
-    def open_loop() -> dict[str, Any]:
-        return {"pre": [], "body": [], "post": [], "steps": set(), "rows": [], "pending": [], "loaded": set()}
-
-    def load(ref: int, current: dict[str, Any]) -> None:
-        if not row[ref] or ref in current["loaded"]:
-            return
-        current["loaded"].add(ref)
-        if ref < n_in:
-            current["body"].append(declare(ref, _to_compute(values[ref].dtype, f"in{ref}[{at(ref, 'j')}]")))
-        else:
-            current["body"].append(declare(ref, stored[ref]))
-
-    def close(current: dict[str, Any]) -> None:
-        for ref in current["rows"]:
-            dtype = values[ref].dtype
-            later = any(s not in current["steps"] for s in users.get(ref, []))
-            if ref in out_of:
-                for o in out_of[ref]:
-                    current["body"].append(
-                        f"out{o}[(a * nD + j) * nB + b] = {_to_storage(dtype, f'v{ref}')};"
+    for item in program.items:
+        if isinstance(item, RowLoop):
+            kinds = {k: kind for k, kind, _ in item.reductions}
+            code += [
+                f"double acc{k} = {'burn_minus_infinity()' if kind == 'max' else '0.0'};"
+                for k, kind in kinds.items()
+            ]
+            code.append("for (long long j = threadIdx.x; j < nD; j += blockDim.x) {")
+            for entry in item.body:
+                what, ref = entry[0], entry[1]
+                if what == "input":
+                    line = declare(ref, _to_compute(values[ref].dtype, f"in{ref}[{at(ref, 'j')}]"))
+                elif what == "reload":
+                    o = entry[2]
+                    where = (
+                        f"buf{ref}[{position}]"
+                        if o is None
+                        else _to_compute(values[ref].dtype, f"out{o}[{position}]")
                     )
-                stored[ref] = _to_compute(dtype, f"out{out_of[ref][0]}[(a * nD + j) * nB + b]")
-            elif later:
-                scratch.append(ref)
-                current["body"].append(f"buf{ref}[(a * nD + j) * nB + b] = v{ref};")
-                stored[ref] = f"buf{ref}[(a * nD + j) * nB + b]"
-        code.extend(current["pre"])
-        code.append("for (long long j = threadIdx.x; j < nD; j += blockDim.x) {")
-        code.extend("    " + line for line in current["body"])
-        code.append("}")
-        for k, kind in current["pending"]:
-            combine = (
-                "burn_max_nan(shared[t], shared[t + s])" if kind == "max" else "shared[t] + shared[t + s]"
-            )
-            code.extend(
-                [
+                    line = declare(ref, where)
+                elif what == "step":
+                    line = declare(ref, expressions[ref])
+                elif what == "fold":
+                    folded = f"(double)v{entry[2]}"
+                    line = (
+                        f"acc{ref} = burn_max_nan(acc{ref}, {folded});"
+                        if kinds[ref] == "max"
+                        else f"acc{ref} += {folded};"
+                    )
+                elif what == "output":
+                    value = entry[2]
+                    line = f"out{ref}[{position}] = {_to_storage(values[value].dtype, f'v{value}')};"
+                else:  # keep
+                    line = f"buf{ref}[{position}] = v{ref};"
+                code.append("    " + line)
+            code.append("}")
+            for k, kind in kinds.items():
+                combine = (
+                    "burn_max_nan(shared[t], shared[t + s])" if kind == "max" else "shared[t] + shared[t + s]"
+                )
+                code += [
                     f"shared[threadIdx.x] = acc{k};",
                     "__syncthreads();",
                     "for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {",
@@ -144,64 +148,26 @@ def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: 
                     f"acc{k} = shared[0];",
                     "__syncthreads();",
                 ]
-            )
-        code.extend(current["post"])
-
-    scalar_at = 0
-    for s, step in enumerate(block.steps):
-        k = n_in + s
-        if isinstance(step, ReduceStep):
-            (ref,) = step.args
-            if loop is None:
-                loop = open_loop()
-            load(ref, loop)
-            loop["steps"].add(s)
-            kind = _REDUCE[step.op]
-            dtype = values[k].dtype
-            if kind == "max":
-                loop["pre"].append(f"double acc{k} = burn_minus_infinity();")
-                loop["body"].append(f"acc{k} = burn_max_nan(acc{k}, (double)v{ref});")
-                total = f"acc{k}"
-            else:
-                loop["pre"].append(f"double acc{k} = 0.0;")
-                loop["body"].append(f"acc{k} += (double)v{ref};")
+                dtype = values[k].dtype
                 total = f"acc{k} / (double)nD" if kind == "mean" else f"acc{k}"
-            value = f"({_COMPUTE[dtype]})({total})"
-            if dtype is DType.F16:
-                value = f"__half2float(__float2half((float)({total})))"
-            loop["post"].append(declare(k, value))
-            loop["pending"].append((k, kind))
-            reduced_count += 1
-            continue
-        names = [f"s{i}" for i in range(scalar_at, scalar_at + len(step.scalars))]
-        expression = render_step(step, values, values[k].dtype, names)
-        scalar_at += len(step.scalars)
-        if loop is not None and any(ref == pending for ref in step.args for pending, _ in loop["pending"]):
-            close(loop)
-            loop = None
-        if row[k]:
-            if loop is None:
-                loop = open_loop()
-            for ref in step.args:
-                load(ref, loop)
-            loop["steps"].add(s)
-            loop["rows"].append(k)
-            loop["loaded"].add(k)
-            loop["body"].append(declare(k, expression))
-        else:
-            (loop["pre"] if loop is not None else code).append(declare(k, expression))
-    if loop is not None:
-        close(loop)
-    for ref, outs in out_of.items():
-        if not row[ref]:
-            dtype = values[ref].dtype
-            code += [
-                f"if (threadIdx.x == 0) out{o}[a * nB + b] = {_to_storage(dtype, f'v{ref}')};" for o in outs
-            ]
+                value = f"({_COMPUTE[dtype]})({total})"
+                if dtype is DType.F16:
+                    value = f"__half2float(__float2half((float)({total})))"
+                code.append(declare(k, value))
+        elif item[0] == "input":
+            j = item[1]
+            code.append(declare(j, _to_compute(values[j].dtype, f"in{j}[{at(j, '0')}]")))
+        elif item[0] == "step":
+            code.append(declare(item[1], expressions[item[1]]))
+        else:  # an output of the reduced shape, written once per row
+            o, ref = item[1], item[2]
+            code.append(
+                f"if (threadIdx.x == 0) out{o}[a * nB + b] = {_to_storage(values[ref].dtype, f'v{ref}')};"
+            )
 
     params = [f"const {_C_TYPES[spec.dtype]}* __restrict__ in{j}" for j, spec in enumerate(block.inputs)]
     params += [f"{_C_TYPES[values[ref].dtype]}* __restrict__ out{o}" for o, ref in enumerate(block.outputs)]
-    params += [f"{_COMPUTE[values[ref].dtype]}* __restrict__ buf{ref}" for ref in scratch]
+    params += [f"{_COMPUTE[values[ref].dtype]}* __restrict__ buf{ref}" for ref in program.kept]
     params += [f"const {kind} s{i}" for i, kind in enumerate(scalar_types(block.steps, values))]
     params += ["const long long nA", "const long long nD", "const long long nB"]
     lines = [
@@ -217,12 +183,6 @@ def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: 
     return "\n".join(lines) + "\n"
 
 
-def scratch_values(source: str) -> list[int]:
-    """The values a kernel keeps in scratch buffers (its ``buf<ref>`` parameters), in order."""
-    head = source[source.index("burn_reduce(") : source.index(") {", source.index("burn_reduce("))]
-    return [int(part.split("buf")[1]) for part in head.split(", ") if "__restrict__ buf" in part]
-
-
 def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None:
     """One kernel launch per call for a reduce block of f32, f64, f16 and bool values; ``None`` for
     blocks with casts or int values, or outside the ``(A, D, B)`` frame."""
@@ -232,9 +192,8 @@ def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None
     if layout is None:
         return None
     A, D, B, views = layout
-    source = reduce_source(block, views, D)
-    kernel = kernel_of(source, "burn_reduce")
-    scratch = scratch_values(source)
+    kernel = kernel_of(reduce_source(block, views, D), "burn_reduce")
+    scratch = row_program(block, views, D).kept
     values = block.values
     out_specs = [values[ref] for ref in block.outputs]
     out_views = [(A, D if spec.shape[block.dim] != 1 else 1, B) for spec in out_specs]

@@ -38,7 +38,9 @@ from burn_backend.kit import (
     MatmulBlock,
     ReduceBlock,
     ReduceStep,
+    RowLoop,
     TensorSpec,
+    row_program,
     run_fused_op_by_op,
     run_op_by_op,
 )
@@ -334,109 +336,62 @@ def _kernels_parallel_min() -> int:
 
 def _reduce_source(block: ReduceBlock, D: int, views: list[tuple[int, int, int]], A: int, B: int) -> str:
     """The kernels ``serial`` / ``parallel`` of a reduce block: one iteration per row (every index but
-    the reduced dim's), each running the steps as a few loops along the row; values of the full shape
-    live in registers within a loop and in a row buffer across loops, reductions accumulate in f64."""
+    the reduced dim's) running the block's row program (``burn_backend.kit.row_program``); values of the
+    full shape live in registers within a loop and in a row buffer across loops, reductions accumulate in
+    f64."""
     n_in = len(block.inputs)
     values = block.values
-    full = values[next(s.args[0] for s in block.steps if isinstance(s, ReduceStep))].shape
-    row: dict[int, bool] = {j: views[j][1] == D for j in range(n_in)}
-    for s, step in enumerate(block.steps):
-        k = n_in + s
-        row[k] = values[k].shape == full if not isinstance(step, ReduceStep) else False
-    users: dict[int, list[int]] = {}
-    for s, step in enumerate(block.steps):
-        for ref in step.args:
-            users.setdefault(ref, []).append(s)
-    out_of: dict[int, list[int]] = {}
-    for o, ref in enumerate(block.outputs):
-        out_of.setdefault(ref, []).append(o)
+    program = row_program(block, views, D)
     index = {j: ("a" if views[j][0] == A else "0", "b" if views[j][2] == B else "0") for j in range(n_in)}
     scalar_names = [f"s{i}" for i in range(len(block.scalars))]
-
-    code: list[str] = ["a = o // nB", "b = o - a * nB"]
-    code += [f"v{j} = in{j}[{index[j][0]}, 0, {index[j][1]}]" for j in range(n_in) if not row[j]]
-    stored: dict[int, str] = {}
-    loop: dict[str, Any] | None = None
-
-    def open_loop() -> dict[str, Any]:
-        return {
-            "pre": [],
-            "body": [],
-            "post": [],
-            "steps": set(),
-            "rows": [],
-            "pending": set(),
-            "loaded": set(),
-        }
-
-    def load(ref: int, current: dict[str, Any]) -> None:
-        if not row[ref] or ref in current["loaded"]:
-            return
-        current["loaded"].add(ref)
-        if ref < n_in:
-            current["body"].append(f"v{ref} = in{ref}[{index[ref][0]}, j, {index[ref][1]}]")
-        elif ref in stored:
-            current["body"].append(f"v{ref} = {stored[ref]}")
-
-    def close(current: dict[str, Any]) -> None:
-        for ref in current["rows"]:
-            later = any(s not in current["steps"] for s in users.get(ref, []))
-            if ref in out_of:
-                for o in out_of[ref]:
-                    current["body"].append(f"out{o}[a, j, b] = v{ref}")
-                stored[ref] = f"out{out_of[ref][0]}[a, j, b]"
-            elif later:
-                code.append(f"buf{ref} = np.empty(nD, np.{values[ref].dtype.numpy.name})")
-                current["body"].append(f"buf{ref}[j] = v{ref}")
-                stored[ref] = f"buf{ref}[j]"
-        code.extend(current["pre"])
-        code.append("for j in range(nD):")
-        code.extend("    " + line for line in current["body"])
-        code.extend(current["post"])
-
+    expressions: dict[int, str] = {}
     scalar_at = 0
     for s, step in enumerate(block.steps):
-        k = n_in + s
         if isinstance(step, ReduceStep):
-            (ref,) = step.args
-            if loop is None:
-                loop = open_loop()
-            load(ref, loop)
-            loop["steps"].add(s)
-            kind = REDUCE_KIND[step.op]
-            cast = f"np.{values[k].dtype.numpy.name}"
-            if kind == "max":
-                loop["pre"].append(f"acc{k} = -np.inf")
-                loop["body"] += [f"if acc{k} == acc{k} and not v{ref} <= acc{k}:", f"    acc{k} = v{ref}"]
-                loop["post"].append(f"v{k} = {cast}(acc{k})")
-            else:
-                loop["pre"].append(f"acc{k} = 0.0")
-                loop["body"].append(f"acc{k} += v{ref}")
-                loop["post"].append(f"v{k} = {cast}(acc{k}" + (" / nD)" if kind == "mean" else ")"))
-            loop["pending"].add(k)
             continue
         count = _scalar_count(step)
-        expression = _render(step, values, scalar_names[scalar_at : scalar_at + count])
+        expressions[n_in + s] = _render(step, values, scalar_names[scalar_at : scalar_at + count])
         scalar_at += count
-        if loop is not None and any(ref in loop["pending"] for ref in step.args):
-            close(loop)
-            loop = None
-        if row[k]:
-            if loop is None:
-                loop = open_loop()
-            for ref in step.args:
-                load(ref, loop)
-            loop["steps"].add(s)
-            loop["rows"].append(k)
-            loop["loaded"].add(k)
-            loop["body"].append(f"v{k} = {expression}")
-        else:
-            (loop["pre"] if loop is not None else code).append(f"v{k} = {expression}")
-    if loop is not None:
-        close(loop)
-    for ref, outs in out_of.items():
-        if not row[ref]:
-            code += [f"out{o}[a, 0, b] = v{ref}" for o in outs]
+
+    code: list[str] = ["a = o // nB", "b = o - a * nB"]
+    code += [f"buf{ref} = np.empty(nD, np.{values[ref].dtype.numpy.name})" for ref in program.kept]
+    for item in program.items:
+        if isinstance(item, RowLoop):
+            body = []
+            for k, kind, _ in item.reductions:
+                code.append(f"acc{k} = -np.inf" if kind == "max" else f"acc{k} = 0.0")
+            for entry in item.body:
+                what = entry[0]
+                if what == "input":
+                    j = entry[1]
+                    body.append(f"v{j} = in{j}[{index[j][0]}, j, {index[j][1]}]")
+                elif what == "reload":
+                    ref, o = entry[1], entry[2]
+                    body.append(f"v{ref} = {f'buf{ref}[j]' if o is None else f'out{o}[a, j, b]'}")
+                elif what == "step":
+                    body.append(f"v{entry[1]} = {expressions[entry[1]]}")
+                elif what == "fold":
+                    k, ref = entry[1], entry[2]
+                    if next(kind for r, kind, _ in item.reductions if r == k) == "max":
+                        body += [f"if acc{k} == acc{k} and not v{ref} <= acc{k}:", f"    acc{k} = v{ref}"]
+                    else:
+                        body.append(f"acc{k} += v{ref}")
+                elif what == "output":
+                    body.append(f"out{entry[1]}[a, j, b] = v{entry[2]}")
+                else:  # keep
+                    body.append(f"buf{entry[1]}[j] = v{entry[1]}")
+            code.append("for j in range(nD):")
+            code.extend("    " + line for line in body)
+            for k, kind, _ in item.reductions:
+                cast = f"np.{values[k].dtype.numpy.name}"
+                code.append(f"v{k} = {cast}(acc{k}" + (" / nD)" if kind == "mean" else ")"))
+        elif item[0] == "input":
+            j = item[1]
+            code.append(f"v{j} = in{j}[{index[j][0]}, 0, {index[j][1]}]")
+        elif item[0] == "step":
+            code.append(f"v{item[1]} = {expressions[item[1]]}")
+        else:  # an output of the reduced shape
+            code.append(f"out{item[1]}[a, 0, b] = v{item[2]}")
 
     params = ", ".join(
         ["nA", "nD", "nB"]
@@ -456,9 +411,6 @@ def _reduce_source(block: ReduceBlock, D: int, views: list[tuple[int, int, int]]
         lines += ["        " + line for line in code]
         lines.append("")
     return "\n".join(lines) + "\n"
-
-
-REDUCE_KIND = {"float_sum_dim": "sum", "float_mean_dim": "mean", "float_max_dim": "max"}
 
 
 def _scalar_converters(steps: Sequence[Any], values: Sequence[TensorSpec]) -> list[Callable[[Any], Any]]:
