@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Backend, DType, Tensor
+from burn_backend.kit import ELEMENTWISE_OPS
 from burn_backend.testing import interface_methods
 from burn_ndarray import NdArray
 
@@ -49,6 +50,19 @@ def test_hypot_neither_overflows_nor_underflows() -> None:
     b = Tensor.from_data([1e308, 4e-300, 0.0, np.nan, np.inf, 1.0, 4.0], device, DType.F64)
     expected = np.hypot(a.to_data().to_numpy(), b.to_data().to_numpy())
     np.testing.assert_allclose(a.hypot(b).to_data().to_numpy(), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize(("dtype", "tolerance"), [(DType.F64, 1e-12), (DType.F32, 2e-5)], ids=str)
+def test_the_erfinv_default_inverts_erf(dtype: DType, tolerance: float) -> None:
+    """Three Newton steps from Winitzki's approximation, in the tensor's dtype: to its precision up to
+    |y| = 0.999 (the table's reference: Newton's method on ``math.erf`` and ``math.erfc`` in f64)."""
+    device = CoreDefaults().device(0)
+    y = np.linspace(-0.999, 0.999, 2001)
+    got = Tensor.from_data(y, device, dtype).erfinv().to_data().to_numpy().astype(np.float64)
+    reference = ELEMENTWISE_OPS["float_erfinv"].reference(y.astype(dtype.numpy).astype(np.float64))
+    np.testing.assert_allclose(got, reference, rtol=tolerance, atol=tolerance)
+    edges = Tensor.from_data([1.0, -1.0, 2.0, np.nan, 0.0], device, dtype).erfinv().to_data().to_numpy()
+    np.testing.assert_array_equal(edges, np.array([np.inf, -np.inf, np.nan, np.nan, 0.0]))
 
 
 @pytest.mark.slow

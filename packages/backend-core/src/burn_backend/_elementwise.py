@@ -43,6 +43,30 @@ Range = tuple[float, float]
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
+_SQRT_PI_2 = math.sqrt(math.pi) / 2
+
+
+def _erfinv_scalar(y: float) -> float:
+    """The inverse error function of ``y`` to double precision: Newton's method on ``math.erf`` (on
+    ``math.erfc(x) = 1 - |y|`` in the tails, where ``erf(x) - y`` would cancel) from Winitzki's
+    approximation."""
+    if math.isnan(y) or abs(y) > 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    if y == 0:
+        return y
+    a = abs(y)
+    ln = math.log((1 - a) * (1 + a))
+    t = 2 / (math.pi * 0.147) + ln / 2
+    x = math.sqrt(math.sqrt(t * t - ln / 0.147) - t)
+    for _ in range(6):
+        residual = math.erf(x) - a if a <= 0.5 else (1 - a) - math.erfc(x)
+        x -= residual * _SQRT_PI_2 * math.exp(x * x)
+    return math.copysign(x, y)
+
+
+_erfinv = np.vectorize(_erfinv_scalar, otypes=[np.float64])
 
 EXPRESSION_FUNCTIONS: Mapping[str, Callable[..., Any]] = MappingProxyType(
     {
@@ -69,6 +93,7 @@ EXPRESSION_FUNCTIONS: Mapping[str, Callable[..., Any]] = MappingProxyType(
         "pow": np.power,
         "erf": _erf,
         "erfc": _erfc,
+        "erfinv": _erfinv,
         "floor": np.floor,
         "ceil": np.ceil,
         "trunc": np.trunc,
@@ -402,6 +427,7 @@ _op("float_asinh", "asinh({0})", np.arcsinh, domain=(-3, 3))
 _op("float_atan", "atan({0})", np.arctan, domain=(-3, 3))
 _op("float_atanh", "atanh({0})", np.arctanh, domain=(-0.9, 0.9), tol=2)
 _op("float_erf", "erf({0})", _erf, domain=(-3, 3))
+_op("float_erfinv", "erfinv({0})", _erfinv, domain=(-0.95, 0.95), tol=2)
 _op("float_round", "rint({0})", np.round, domain=(-4, 4))
 _op("float_floor", "floor({0})", np.floor, domain=(-4, 4))
 _op("float_ceil", "ceil({0})", np.ceil, domain=(-4, 4))

@@ -355,6 +355,10 @@ class TensorArithmetic(TensorDataOps):
     ceil = _float_unary("ceil", "Rounded up.")
     trunc = _float_unary("trunc", "Rounded toward zero.")
     erf = _float_unary("erf", "The error function.")
+    erfinv = _float_unary(
+        "erfinv",
+        "The inverse error function: ``x`` with ``erf(x)`` equal to the value (``inf`` at 1, NaN beyond).",
+    )
     recip = _float_unary("recip", "``1 / x``.")
 
     def rsqrt(self) -> Tensor:

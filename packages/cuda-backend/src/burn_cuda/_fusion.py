@@ -42,7 +42,7 @@ _COMPUTE = {DType.F32: "float", DType.F64: "double", DType.F16: "float", DType.B
 _NUMPY = {"float": np.float32, "double": np.float64, "bool": np.bool_}  # a compute type's NumPy scalar
 _FUNCTIONS = {
     "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
-    "where": "burn_where", "logical_not": "!",
+    "where": "burn_where", "logical_not": "!", "erfinv": "burn_erfinv",
 }  # fmt: skip
 _PRELUDE = r"""
 #include <cuda_fp16.h>
@@ -62,6 +62,8 @@ template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
     return r == 0 ? copysign((T)0, b) : r;
 }
 template <typename T> __device__ __forceinline__ T burn_where(bool c, T a, T b) { return c ? a : b; }
+__device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
+__device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }
 """
 
 # no multiply-add contraction: a fused block rounds each product as the ops one by one do

@@ -1,5 +1,5 @@
-"""``NumbaOps``: NdArray's ops with numba kernels (erf, exact GELU and its backward, the Adam update) and
-its fusion compiler; each falls back to NumPy where numba is missing or fails."""
+"""``NumbaOps``: NdArray's ops with numba kernels (erf and its inverse, exact GELU and its backward, the
+Adam update) and its fusion compiler; each falls back to NumPy where numba is missing or fails."""
 
 from __future__ import annotations
 
@@ -33,6 +33,15 @@ class NumbaOps(ActivationOps):
             except Exception as error:
                 _numba.disable(error)
         return cast(Any, super()).float_erf(tensor)  # ArrayFloatOps's, after this class in NdArray's MRO
+
+    def float_erfinv(self, tensor: Array) -> Array:
+        kernels = _numba.kernels()
+        if kernels is not None and tensor.dtype in _KERNEL_DTYPES:
+            try:
+                return kernels.erfinv(tensor)
+            except Exception as error:
+                _numba.disable(error)
+        return cast(Any, super()).float_erfinv(tensor)  # ArrayFloatOps's (in f64), after this class
 
     def gelu(self, tensor: Array) -> Array:
         kernels = _numba.kernels()

@@ -86,7 +86,7 @@ _FUNCTIONS = {
     "logical_not": "np.logical_not",
 }  # fmt: skip
 _ERF = {
-    DType.F32: {"erf": "_k.erf32", "erfc": "_k.erfc32"},
+    DType.F32: {"erf": "_k.erf32", "erfc": "_k.erfc32", "erfinv": "_k.erfinv32"},
     DType.F64: {"erf": "_k.erf64", "erfc": "_k.erfc64"},
 }
 

@@ -1,5 +1,5 @@
-"""numba kernels for what NumPy lacks or does in many passes: erf, exact GELU and its backward, and the
-scalar helpers that the fusion compiler's generated kernels call.
+"""numba kernels for what NumPy lacks or does in many passes: erf and its inverse, exact GELU and its
+backward, the Adam update, and the scalar helpers that the fusion compiler's generated kernels call.
 
 This module imports numba: import it through ``burn_ndarray._numba.kernels()``, which returns ``None``
 where numba is missing or broken, so that NdArray falls back to NumPy. Kernels are compiled on first use
@@ -71,6 +71,29 @@ def erfc32(x: Any) -> Any:
     return _F32(math.erfc(np.float64(x)))
 
 
+_WINITZKI_T = 2.0 / (math.pi * 0.147)
+_SQRT_PI_2 = math.sqrt(math.pi) / 2.0
+
+
+@njit(cache=True, error_model="numpy")
+def erfinv32(y: Any) -> Any:
+    """The inverse error function of an f32 scalar, computed in f64: Winitzki's approximation and three
+    Newton steps (on ``erfc(x) = 1 - |y|`` beyond 1/2); ``inf`` at 1, NaN beyond."""
+    v = np.float64(y)
+    a = abs(v)
+    if not a < 1.0:
+        return np.float32(math.copysign(math.inf, v)) if a == 1.0 else np.float32(math.nan)
+    if a == 0.0:
+        return y
+    ln = math.log((1.0 - a) * (1.0 + a))
+    t = _WINITZKI_T + ln / 2.0
+    x = math.sqrt(math.sqrt(t * t - ln / 0.147) - t)
+    for _ in range(3):
+        residual = math.erf(x) - a if a <= 0.5 else (1.0 - a) - math.erfc(x)
+        x -= residual * _SQRT_PI_2 * math.exp(x * x)
+    return np.float32(math.copysign(x, v))
+
+
 @njit(cache=True, error_model="numpy")
 def erf64(x: Any) -> Any:
     """erf of an f64 scalar."""
@@ -102,6 +125,20 @@ def _erf_f32_parallel(x: Any, out: Any) -> None:
     for c in prange((n + CHUNK - 1) // CHUNK):
         start, stop = c * CHUNK, min(n, (c + 1) * CHUNK)
         _erf_f32_serial(x[start:stop], out[start:stop])
+
+
+@njit(cache=True, error_model="numpy")
+def _erfinv_f32_serial(x: Any, out: Any) -> None:
+    for i in range(x.shape[0]):
+        out[i] = erfinv32(x[i])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _erfinv_f32_parallel(x: Any, out: Any) -> None:
+    n = x.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        start, stop = c * CHUNK, min(n, (c + 1) * CHUNK)
+        _erfinv_f32_serial(x[start:stop], out[start:stop])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -169,6 +206,14 @@ def erf(x: Any) -> Any:
         _erf_f32_parallel(flat, out)
     else:
         _erf_f32_serial(flat, out)
+    return out.reshape(x.shape)
+
+
+def erfinv(x: Any) -> Any:
+    """The inverse error function of an f32 array, as a new array of its shape."""
+    flat = _flat(x)
+    out = np.empty_like(flat)
+    (_erfinv_f32_parallel if flat.size >= PARALLEL_MIN else _erfinv_f32_serial)(flat, out)
     return out.reshape(x.shape)
 
 

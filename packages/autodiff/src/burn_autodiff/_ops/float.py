@@ -61,6 +61,10 @@ _UNARY: dict[str, tuple[Callable[[Backend, P, P], P], bool]] = {
         ),
         False,
     ),
+    "erfinv": (  # d/dy erfinv(y) = sqrt(pi) / 2 * exp(erfinv(y)^2), from the output
+        lambda b, y, g: b.float_mul_scalar(b.float_exp(b.float_mul(y, y)), math.sqrt(math.pi) / 2),
+        True,
+    ),
     "recip": (lambda b, y, g: b.float_neg(b.float_mul(y, y)), True),
     "round": (_zero_grad, False),
     "floor": (_zero_grad, False),
@@ -453,6 +457,7 @@ class FloatOps(Recorder):
     float_atan = _unary_method("atan")
     float_atanh = _unary_method("atanh")
     float_erf = _unary_method("erf")
+    float_erfinv = _unary_method("erfinv")
     float_recip = _unary_method("recip")
     float_round = _unary_method("round")
     float_floor = _unary_method("floor")

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 Shape = tuple[int, ...]
 
+_WINITZKI_A = 0.147  # Winitzki's erf approximation, inverted: relative error below 2e-3 for the start
+_WINITZKI_T = 2.0 / (math.pi * _WINITZKI_A)
+_SQRT_PI_2 = math.sqrt(math.pi) / 2
+
 
 class FloatTensorOps(abc.ABC):
     """Ops on float primitives. Abstract methods are required; the rest have defaults built from them.
@@ -515,6 +519,31 @@ class FloatTensorOps(abc.ABC):
     @abc.abstractmethod
     def float_erf(self, tensor: P) -> P:
         """The error function."""
+
+    def float_erfinv(self, tensor: P) -> P:
+        """The inverse error function: ``x`` with ``erf(x) = y`` for ``y`` in ``(-1, 1)``; ``-inf`` and
+        ``inf`` at ``-1`` and ``1``, NaN beyond.
+
+        Default: Winitzki's approximation refined by three Newton steps on ``float_erf``, in the
+        tensor's dtype (to its precision for ``|y|`` up to about 0.999; closer to 1 the steps lose digits
+        to ``erf(x) - y``).
+        """
+        b: Any = self
+        magnitude = b.float_abs(tensor)
+        # log(1 - y^2) as log((1 - |y|)(1 + |y|)): no cancellation in 1 - y^2 near |y| = 1
+        ln = b.float_log(
+            b.float_mul(b.float_add_scalar(b.float_neg(magnitude), 1.0), b.float_add_scalar(magnitude, 1.0))
+        )
+        t = b.float_add_scalar(b.float_mul_scalar(ln, 0.5), _WINITZKI_T)
+        inner = b.float_sub(b.float_mul(t, t), b.float_mul_scalar(ln, 1.0 / _WINITZKI_A))
+        x = b.float_sqrt(b.float_sub(b.float_sqrt(inner), t))
+        for _ in range(3):
+            residual = b.float_sub(b.float_erf(x), magnitude)
+            slope = b.float_mul_scalar(b.float_exp(b.float_mul(x, x)), _SQRT_PI_2)
+            x = b.float_sub(x, b.float_mul(residual, slope))
+        edge = b.float_equal_elem(magnitude, 1.0)  # erfinv(+-1) = +-inf, where the steps give NaN
+        x = b.float_mask_fill(x, edge, math.inf)
+        return b.float_mul(x, b.float_sign(tensor))  # the sign back (0 stays 0, NaN stays NaN)
 
     @abc.abstractmethod
     def float_powf(self, lhs: P, rhs: P) -> P:

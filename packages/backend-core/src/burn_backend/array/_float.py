@@ -22,7 +22,7 @@ from .._ops.float import FloatTensorOps
 from . import _common as c
 from ._lowp import in_f32
 from ._runtime import LOW_PRECISION
-from ._special import erf
+from ._special import erf, erfinv
 
 if TYPE_CHECKING:
     from .._device import Device
@@ -325,6 +325,9 @@ class ArrayFloatOps(FloatTensorOps):
 
     def float_erf(self, tensor: Array) -> Array:
         return erf(self.runtime, tensor)
+
+    def float_erfinv(self, tensor: Array) -> Array:
+        return erfinv(self.runtime, tensor)
 
     @in_f32
     def float_powf_scalar(self, tensor: Array, exponent: float) -> Array:

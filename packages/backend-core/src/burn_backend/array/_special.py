@@ -64,3 +64,42 @@ def erf(runtime: ArrayRuntime, x: Array) -> Array:
             low = high
         out[xp.isnan(a)] = math.nan
     return runtime.cast(xp.copysign(out, wide), x.dtype)
+
+
+def _erfc_fraction(xp: Any, a: Array, depth: int) -> Array:
+    # erfc(x) for x >= 2.5 from its continued fraction: exact in the tail, where 1 - erf(x) loses digits
+    fraction = a
+    for k in range(depth, 0, -1):
+        fraction = a + (0.5 * k) / fraction
+    return xp.exp(-a * a) * _ONE_OVER_SQRT_PI / fraction
+
+
+def erfinv(runtime: ArrayRuntime, y: Array) -> Array:
+    """The inverse error function of float array ``y``, computed in f64 and returned in ``y``'s dtype
+    (``inf`` at 1, NaN beyond).
+
+    Winitzki's approximation, then Newton steps on ``erf(x) = |y|``; where ``|y| > 1/2`` the steps solve
+    ``erfc(x) = 1 - |y|`` instead (``1 - |y|`` is exact there, and ``erfc`` comes from its continued
+    fraction beyond 2.5), so values near 1 keep their digits.
+    """
+    xp = runtime.xp
+    f64 = runtime.dtype(DType.F64)
+    wide = runtime.cast(y, f64)
+    a = xp.abs(wide)
+    with runtime.quiet():
+        inside = a < 1.0
+        safe = xp.where(inside, a, 0.5)  # the steps run on values in (-1, 1); the rest is set below
+        ln = xp.log((1.0 - safe) * (1.0 + safe))
+        t = 2.0 / (math.pi * 0.147) + ln / 2.0
+        x = xp.sqrt(xp.sqrt(t * t - ln / 0.147) - t)
+        tail = safe > 0.5
+        rest = 1.0 - safe
+        for _ in range(5):
+            far = x >= 2.5
+            near = erf(runtime, xp.where(far, 0.0, x))
+            erfc = xp.where(far, _erfc_fraction(xp, xp.where(far, x, 2.5), 80), 1.0 - near)
+            residual = xp.where(tail, rest - erfc, near - safe)
+            x = x - residual * (math.sqrt(math.pi) / 2.0) * xp.exp(x * x)
+        edge = xp.where(a == 1.0, xp.full_like(a, math.inf), xp.full_like(a, math.nan))  # and NaN
+        out = xp.where(inside, x, edge)
+    return runtime.cast(xp.copysign(out, wide), y.dtype)

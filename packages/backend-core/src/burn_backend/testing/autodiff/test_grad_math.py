@@ -4,6 +4,7 @@ dtypes."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,7 @@ DOMAINS: dict[str, tuple[float, float]] = {
     "acosh": (1.2, 3.0),
     "atanh": (-0.9, 0.9),
     "erf": (-2.0, 2.0),
+    "erfinv": (-0.9, 0.9),
 }
 
 
@@ -93,6 +95,11 @@ EXACT: dict[str, tuple[list[float], Callable[[Array], Array]]] = {
     "tanh": ([0.0, 1.0, -2.0], lambda x: 1.0 - np.tanh(x) ** 2),
     "atan": ([0.0, 1.0, -2.0], lambda x: 1.0 / (1.0 + x * x)),
     "erf": ([0.0, 1.0, -0.5], lambda x: 2.0 / np.sqrt(np.pi) * np.exp(-x * x)),
+    # at erf(1) and erf(-0.5): the derivative is sqrt(pi)/2 exp(x^2) at the x whose erf it is
+    "erfinv": (
+        [0.0, math.erf(1.0), math.erf(-0.5)],
+        lambda y: np.sqrt(np.pi) / 2 * np.exp(np.array([0.0, 1.0, 0.25])),
+    ),
 }
 
 

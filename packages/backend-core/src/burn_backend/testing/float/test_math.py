@@ -1,6 +1,6 @@
 """Element-wise Float math: exp, log, the trigonometric and hyperbolic functions and their inverses,
-erf, rounding, recip (every unary float op of the element-wise op table, against its reference);
-special values; is_nan, is_inf, is_finite, is_close."""
+erf and its inverse, rounding, recip (every unary float op of the element-wise op table, against its
+reference); special values; is_nan, is_inf, is_finite, is_close."""
 
 from __future__ import annotations
 
@@ -103,6 +103,7 @@ SPECIALS: dict[str, tuple[list[float], list[float]]] = {
     "acos": ([2.0, 1.0, -1.0, np.nan], [np.nan, 0.0, np.pi, np.nan]),
     "atanh": ([1.0, -1.0, 2.0, 0.0], [np.inf, -np.inf, np.nan, 0.0]),
     "erf": ([-np.inf, np.inf, np.nan, 0.0], [-1.0, 1.0, np.nan, 0.0]),
+    "erfinv": ([-1.0, 1.0, 1.5, np.nan, 0.0, -2.0], [-np.inf, np.inf, np.nan, np.nan, 0.0, np.nan]),
     "recip": ([0.0, -0.0, np.inf, -np.inf], [np.inf, -np.inf, 0.0, -0.0]),
     "floor": ([np.inf, -np.inf, np.nan, -0.5], [np.inf, -np.inf, np.nan, -1.0]),
     "abs": ([-np.inf, np.nan, -0.0, -2.0], [np.inf, np.nan, 0.0, 2.0]),
