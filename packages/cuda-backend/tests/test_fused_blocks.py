@@ -19,6 +19,7 @@ from burn_backend.kit import (
     ReduceBlock,
     ReduceStep,
     TensorSpec,
+    row_program,
     run_fused_op_by_op,
 )
 from burn_cuda import Cuda
@@ -77,7 +78,7 @@ def sum_with_prologue_and_epilogue(shape: tuple[int, ...], dim: int, reduce: str
 def test_a_softmax_is_two_passes_with_a_scratch_row_for_the_exponentials() -> None:
     block = softmax((4, 10), 1, DType.F32)
     _, d, _, views = block.row_layout()  # type: ignore[misc]
-    source = reduce_source(block, views, d)
+    source = reduce_source(block, row_program(block, views, d), views, d)
     assert source.count("for (long long j = threadIdx.x; j < nD; j += blockDim.x)") == 3
     assert "acc1 = burn_max_nan(acc1, (double)v0);" in source
     assert "acc4 += (double)v3;" in source

@@ -46,12 +46,10 @@ class RowProgram:
 
     Attributes:
         items: the program.
-        spans: for each value (inputs first), whether it spans the row (is of the full shape).
         kept: the values kept in scratch rows (read by a later loop, not an output).
     """
 
     items: list[RowItem | RowLoop]
-    spans: dict[int, bool]
     kept: list[int]
 
 
@@ -127,4 +125,4 @@ def row_program(block: ReduceBlock, views: list[tuple[int, int, int]], D: int) -
     if loop is not None:
         close()
     items += [("output", o, ref) for ref, outs in out_of.items() if not spans[ref] for o in outs]
-    return RowProgram(items, spans, kept)
+    return RowProgram(items, kept)

@@ -44,7 +44,13 @@ _FUNCTIONS = {
     "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
     "where": "burn_where", "logical_not": "!", "erfinv": "burn_erfinv",
 }  # fmt: skip
-_PRELUDE = r"""
+ERFINV = """
+__device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
+__device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }
+"""
+"""``burn_erfinv``, CUDA's ``erfinvf`` and ``erfinv`` as one overloaded name (the op table's ``erfinv``)."""
+_PRELUDE = (
+    r"""
 #include <cuda_fp16.h>
 template <typename T> __device__ __forceinline__ T burn_min(T a, T b) {
     return a != a ? a : (b != b ? b : (b < a ? b : a));
@@ -62,9 +68,9 @@ template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
     return r == 0 ? copysign((T)0, b) : r;
 }
 template <typename T> __device__ __forceinline__ T burn_where(bool c, T a, T b) { return c ? a : b; }
-__device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
-__device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }
 """
+    + ERFINV
+)
 
 # no multiply-add contraction: a fused block rounds each product as the ops one by one do
 _OPTIONS = ("-std=c++17", "--fmad=false")

@@ -4,7 +4,8 @@ kernel; a matmul block is cuBLAS's product followed by its epilogue as one eleme
 
 A reduce block is walked as ``(A, D, B)`` (``ReduceBlock.row_layout``): one thread block per row (an
 ``(a, b)`` pair, in a grid-stride loop over rows), its threads striding over the row's ``D`` values. The
-steps are cut into passes over the row as NdArray's compiler cuts them: a pass computes the values of the
+steps run as the block's row program (``burn_backend.kit.row_program``, which NdArray's compiler renders
+too): each loop over the row computes the values of the
 full shape that its reductions need, each thread accumulating its share in double (sums; the maximum
 propagates NaN), then the block combines the threads' shares in shared memory and every thread continues
 with the reduced values. A value of the full shape that a later pass reads is written to an output or, if
@@ -29,6 +30,7 @@ from burn_backend.kit import (
     ReduceBlock,
     ReduceStep,
     RowLoop,
+    RowProgram,
     row_program,
 )
 
@@ -68,13 +70,14 @@ def _to_storage(dtype: DType, expression: str) -> str:
     return f"__float2half({expression})" if dtype is DType.F16 else expression
 
 
-def reduce_source(block: ReduceBlock, views: Sequence[tuple[int, int, int]], D: int) -> str:
+def reduce_source(
+    block: ReduceBlock, program: RowProgram, views: Sequence[tuple[int, int, int]], D: int
+) -> str:
     """The CUDA C of ``burn_reduce`` for ``block``, whose inputs have ``views`` on the ``(A, D, B)``
     frame: its row program (``burn_backend.kit.row_program``) with a thread block per row, the threads
     striding over the row's values (sizes are kernel arguments)."""
     n_in = len(block.inputs)
     values = block.values
-    program = row_program(block, list(views), D)
     spans = [(va != 1, vd == D and D != 1, vb != 1) for va, vd, vb in views]
     expressions: dict[int, str] = {}
     scalar_at = 0
@@ -192,12 +195,12 @@ def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None
     if layout is None:
         return None
     A, D, B, views = layout
-    kernel = kernel_of(reduce_source(block, views, D), "burn_reduce")
-    scratch = row_program(block, views, D).kept
+    program = row_program(block, views, D)
+    kernel = kernel_of(reduce_source(block, program, views, D), "burn_reduce")
     values = block.values
     out_specs = [values[ref] for ref in block.outputs]
     out_views = [(A, D if spec.shape[block.dim] != 1 else 1, B) for spec in out_specs]
-    buffers = [(A * D * B, _NUMPY[_COMPUTE[values[ref].dtype]]) for ref in scratch]
+    buffers = [(A * D * B, _NUMPY[_COMPUTE[values[ref].dtype]]) for ref in program.kept]
     kinds = [_NUMPY[kind] for kind in scalar_types(block.steps, values)]
     sizes = (np.int64(A), np.int64(D), np.int64(B))
     rows = min(_MAX_ROWS, A * B)

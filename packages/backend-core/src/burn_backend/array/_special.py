@@ -31,12 +31,18 @@ def _series(xp: Any, a: Array, terms: int) -> Array:
     return _TWO_OVER_SQRT_PI * xp.exp(-x2) * total
 
 
-def _fraction(xp: Any, a: Array, depth: int) -> Array:
-    # erf(x) = 1 - erfc(x), erfc's continued fraction evaluated from a fixed depth upwards
+def _erfc_fraction(xp: Any, a: Array, depth: int) -> Array:
+    # erfc(x) from its continued fraction, evaluated from a fixed depth upwards: exact in the tail, where
+    # 1 - erf(x) loses digits
     fraction = a
     for k in range(depth, 0, -1):
         fraction = a + (0.5 * k) / fraction
-    return 1.0 - xp.exp(-a * a) * _ONE_OVER_SQRT_PI / fraction
+    return xp.exp(-a * a) * _ONE_OVER_SQRT_PI / fraction
+
+
+def _fraction(xp: Any, a: Array, depth: int) -> Array:
+    # erf(x) = 1 - erfc(x)
+    return 1.0 - _erfc_fraction(xp, a, depth)
 
 
 def erf(runtime: ArrayRuntime, x: Array) -> Array:
@@ -64,14 +70,6 @@ def erf(runtime: ArrayRuntime, x: Array) -> Array:
             low = high
         out[xp.isnan(a)] = math.nan
     return runtime.cast(xp.copysign(out, wide), x.dtype)
-
-
-def _erfc_fraction(xp: Any, a: Array, depth: int) -> Array:
-    # erfc(x) for x >= 2.5 from its continued fraction: exact in the tail, where 1 - erf(x) loses digits
-    fraction = a
-    for k in range(depth, 0, -1):
-        fraction = a + (0.5 * k) / fraction
-    return xp.exp(-a * a) * _ONE_OVER_SQRT_PI / fraction
 
 
 def erfinv(runtime: ArrayRuntime, y: Array) -> Array:

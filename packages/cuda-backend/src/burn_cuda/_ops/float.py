@@ -14,6 +14,7 @@ from burn_backend import AdamOptions, OptimizerOps
 from burn_backend.array import ArrayFloatOps, in_f32
 
 from .._cupy import cp
+from .._fusion import ERFINV
 from . import _elementwise, _optim
 
 Array = Any
@@ -42,16 +43,10 @@ def _erf() -> Any:
     return cp.ElementwiseKernel("T x", "T y", "y = erf(x)", "burn_cuda_erf")
 
 
-_ERFINV = """
-__device__ float burn_erfinv(float a) { return erfinvf(a); }
-__device__ double burn_erfinv(double a) { return erfinv(a); }
-"""
-
-
 @functools.cache
 def _erfinv() -> Any:
     """The element-wise kernel of CUDA's ``erfinv`` (f32 and f64)."""
-    return cp.ElementwiseKernel("T x", "T y", "y = burn_erfinv(x)", "burn_cuda_erfinv", preamble=_ERFINV)
+    return cp.ElementwiseKernel("T x", "T y", "y = burn_erfinv(x)", "burn_cuda_erfinv", preamble=ERFINV)
 
 
 class FloatOps(ArrayFloatOps):

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from burn_backend import AutodiffBackend, Kind, ParamId, Tensor, TensorData
+from burn_backend import AutodiffBackend, Device, Kind, ParamId, Tensor, TensorData
 
 from .._config import Config
 from .._module import Module, ModuleMapper, ModuleVisitor
@@ -205,9 +205,10 @@ class ModuleOptimizer:
                 stateless.append(param.id)
             else:
                 new_states[param.id] = dict(new_state)
-            device = param.val().device
-            lifted = Tensor.from_inner(new_tensor, device) if entry.autodiff else new_tensor
-            updated[param.id] = param.with_value(lifted)
+            outer = entry.outer
+            updated[param.id] = param.with_value(
+                new_tensor if outer is None else Tensor.from_inner(new_tensor, outer)
+            )
         result = module.map(_Replace(updated))
         self._states.update(new_states)
         for id in stateless:
@@ -287,9 +288,10 @@ def _record_value(rule: str, key: str, name: str, value: Any, field: type) -> Te
 
 
 class _Entry:
-    """One parameter to update: where it is, its value on the inner backend, its gradient and state."""
+    """One parameter to update: where it is, its value on the inner backend, its gradient and state, and
+    the autodiff device its new value goes back to (``None``: the parameter is not tracked)."""
 
-    __slots__ = ("autodiff", "grad", "param", "state", "tensor", "where")
+    __slots__ = ("grad", "outer", "param", "state", "tensor", "where")
 
     def __init__(
         self,
@@ -298,14 +300,14 @@ class _Entry:
         tensor: Tensor,
         grad: Tensor,
         state: OptimizerState | None,
-        autodiff: bool,
+        outer: Device | None,
     ) -> None:
         self.param = param
         self.where = where
         self.tensor = tensor
         self.grad = grad
         self.state = state
-        self.autodiff = autodiff
+        self.outer = outer
 
 
 class _StepCollector(ModuleVisitor):
@@ -339,7 +341,7 @@ class _StepCollector(ModuleVisitor):
             state = self._state(param.id, tensor)
         except ValueError as error:
             raise ValueError(f"ModuleOptimizer.step: parameter {where}: {error}") from None
-        self.entries.append(_Entry(param, where, tensor, grad, state, autodiff))
+        self.entries.append(_Entry(param, where, tensor, grad, state, value.device if autodiff else None))
 
     def _state(self, id: ParamId, tensor: Tensor) -> OptimizerState | None:
         """The stored state of parameter ``id`` on ``tensor``'s device and dtype."""
