@@ -211,10 +211,12 @@ def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False)
     criterion = loss.CrossEntropyLossConfig().init(device)
     x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
 
+    def forward_backward(model: Any, images: Tensor, targets: Tensor) -> Any:
+        return GradientsParams.from_grads(criterion(model(images), targets).backward(), model)
+
     def ours() -> None:
         model = state["model"]
-        grads = GradientsParams.from_grads(criterion(model(x), y).backward(), model)
-        state["model"] = optim.step(LR, model, grads)
+        state["model"] = optim.step(LR, model, forward_backward(model, x, y))
         device.sync()
 
     torch.manual_seed(0)
@@ -233,6 +235,28 @@ def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False)
     target = "<= 3x" if inner.name == "cuda" else "<= 1x (issue 17)"
     rows = [compare(name, ours, theirs, "torch", target, repeat, 10)]
     if compiled:
+        from burn_fusion import replay
+
+        replayed = replay(forward_backward)
+
+        def ours_replayed() -> None:
+            model = state["model"]
+            state["model"] = optim.step(LR, model, replayed(model, x, y))
+            device.sync()
+
+        for _ in range(3):  # two eager calls, then the capture
+            ours_replayed()
+        rows.append(
+            compare(
+                name + ", forward+backward replayed",
+                ours_replayed,
+                theirs,
+                "torch",
+                "<= 0.5x (issue 17)",
+                repeat,
+                10,
+            )
+        )
         torch.manual_seed(0)
         compiled_model = torch.compile(TorchModel().cuda())
         compiled_optim = torch.optim.Adam(compiled_model.parameters(), lr=LR)

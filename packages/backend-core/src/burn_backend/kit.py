@@ -25,6 +25,9 @@ meta-package. It holds
   ``row_program`` cuts one into the loops over its rows that a compiler renders, ``RowProgram`` of
   ``RowLoop``), ``MatmulBlock``, casts (``CastStep``, ``CAST_OPS``), ``GivenUp`` inputs a plan may
   overwrite, ``run_fused_op_by_op``, and ``FUSED_BLOCK_KINDS``, the kinds a compiler may take on;
+- the step-capture hook ``step_capture(device)`` (``CAPTURE_HOOK``): the ``StepCapture`` a backend that
+  can record a step's device work and replay it returns (CUDA graphs on burn-cuda), and
+  ``CaptureError``, what its ``record`` raises where the work cannot be recorded;
 - ``register_dtype``: makes ``DType.of`` read the dtype objects of an array library other than NumPy,
   so that a backend's primitives may carry them (``burn_backend.array.ArrayRuntime`` registers its
   namespace's);
@@ -42,6 +45,9 @@ Example:
 """
 
 from ._backend import interface_methods as interface_methods
+from ._capture import CAPTURE_HOOK as CAPTURE_HOOK
+from ._capture import CaptureError as CaptureError
+from ._capture import StepCapture as StepCapture
 from ._decorator import BackendDecorator as BackendDecorator
 from ._dtype import kind_of as kind_of
 from ._dtype import register_dtype as register_dtype
@@ -108,6 +114,10 @@ __all__ = [
     "CastStep",
     "CAST_OPS",
     "REDUCE_OPS",
+    # step capture and replay (the ``step_capture`` hook)
+    "CAPTURE_HOOK",
+    "CaptureError",
+    "StepCapture",
     "GivenUp",
     "run_fused_op_by_op",
     # indexing

@@ -15,6 +15,7 @@ from . import _runtime as _cupy_runtime
 from ._cupy import cp
 from ._fusion import compile_block
 from ._fusion_fused import compile_matmul, compile_reduce
+from ._graph import CudaStepCapture
 from ._ops._collective import CollectiveOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
@@ -126,6 +127,12 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
         if isinstance(block, MatmulBlock):
             return compile_matmul(self, block, device)
         return None
+
+    def step_capture(self, device: Device) -> CudaStepCapture:
+        """The step-capture hook (``burn_backend.kit.CAPTURE_HOOK``): a CUDA graph of one step with its
+        private memory pool (``burn_cuda._graph``), which ``burn_fusion.replay`` records and replays."""
+        self.check_device(device)
+        return CudaStepCapture(device.index)
 
     def memory_cleanup(self, device: Device) -> None:
         """Give the cached blocks of CuPy's memory pool on ``device`` back to the driver."""

@@ -12,7 +12,7 @@ import numpy as np
 from burn_backend import Device, DType, IndexingUpdateOp
 from burn_backend.array import ArrayRuntime
 
-from . import _cupy
+from . import _cublas, _cupy
 from ._cupy import cp
 from ._ops import _scatter
 
@@ -95,6 +95,20 @@ class CupyRuntime(ArrayRuntime):
         if (array.dtype == _BF16 or dtype == _BF16) and _F32 not in (array.dtype, dtype):
             array = array.astype(_F32)
         return array.astype(dtype)
+
+    def matmul(self, lhs: Array, rhs: Array) -> Array:
+        # burn-cuda's own cuBLAS binding (CuPy's cannot be captured into a CUDA graph); a matrix on the
+        # right of a stack multiplies the stack as one tall matrix
+        if lhs.dtype != rhs.dtype or lhs.dtype not in _cublas.GEMM_DTYPES or min(lhs.ndim, rhs.ndim) < 2:
+            return cp.matmul(lhs, rhs)
+        if rhs.ndim == 2 and lhs.ndim > 2:
+            product = _cublas.matmul(lhs.reshape(-1, lhs.shape[-1]), rhs)
+            return product.reshape(*lhs.shape[:-1], rhs.shape[-1])
+        if lhs.ndim != rhs.ndim:
+            rank = max(lhs.ndim, rhs.ndim)
+            lhs = lhs.reshape((1,) * (rank - lhs.ndim) + lhs.shape)
+            rhs = rhs.reshape((1,) * (rank - rhs.ndim) + rhs.shape)
+        return _cublas.matmul(lhs, rhs)
 
     def generator(self, seed: int | None) -> Any:
         return cp.random.default_rng(seed)

@@ -345,6 +345,8 @@ class Executor:
         self.plans: dict[Any, StreamPlan] = {}
         self.counts: dict[Any, int] = {}
         self.stats: Counter[str] = Counter()
+        self.trace: list[Any] | None = None
+        """Where set (by ``replay``), each run appends its relative signature and its scalars."""
         self._lock = threading.Lock()
 
     def run(self, ops: list[PendingOp], device: Device) -> None:
@@ -363,6 +365,8 @@ class Executor:
             index[op.out] = k
             signature.append((op.name, tuple(refs), op.key))
         needed = tuple(k for k, op in enumerate(ops) if op.out.alive())
+        if self.trace is not None:
+            self.trace.append((signature, needed, [op.scalars for op in ops], [n.shape for n in externals]))
         if not needed:
             return
         sizes: dict[int, int] = {}

@@ -227,9 +227,9 @@ class ArrayFloatOps(FloatTensorOps):
         if lhs.dtype in LOW_PRECISION:
             # NumPy has no BLAS for f16 and bf16: multiply in f32 and round once
             with runtime.quiet():
-                return runtime.narrow(runtime.widen(lhs) @ runtime.widen(rhs), lhs.dtype)
+                return runtime.narrow(runtime.matmul(runtime.widen(lhs), runtime.widen(rhs)), lhs.dtype)
         try:
-            return lhs @ rhs
+            return runtime.matmul(lhs, rhs)
         except RuntimeWarning:  # an overflow, with warnings raised as errors: inf, as in PyTorch
             with runtime.quiet():
                 return lhs @ rhs

@@ -104,7 +104,7 @@ class ArrayModuleOps(ModuleOps):
 
     def linear(self, x: Array, weight: Array, bias: Array | None) -> Array:
         widen = self.runtime.widen
-        y = self.xp.matmul(widen(x), widen(weight))
+        y = self.runtime.matmul(widen(x), widen(weight))
         if bias is not None:
             y += widen(bias)
         return self.runtime.narrow(y, x.dtype)
@@ -300,12 +300,12 @@ class ArrayModuleOps(ModuleOps):
     def interpolate_backward(
         self, x: Array, grad: Array, output_size: tuple[int, int], options: InterpolateOptions
     ) -> Array:
-        xp: Any = self.xp
         work = self.runtime.widen(grad)
         (height, width), constant = x.shape[2:], self.runtime.constant
         rows = constant(_taps_matrix, options.mode, height, output_size[0], True, dtype=work.dtype)
         columns = constant(_taps_matrix, options.mode, width, output_size[1], False, dtype=work.dtype)
-        return self.runtime.narrow(xp.matmul(xp.matmul(rows, work), columns), grad.dtype)
+        matmul = self.runtime.matmul
+        return self.runtime.narrow(matmul(matmul(rows, work), columns), grad.dtype)
 
     # -- attention and normalization --------------------------------------------------------------
     def attention(
@@ -325,7 +325,7 @@ class ArrayModuleOps(ModuleOps):
             k = xp.repeat(k, heads // kv_heads, axis=1)
             v = xp.repeat(v, heads // kv_heads, axis=1)
         scale = options.scale if options.scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        scores = xp.matmul(q, xp.permute_dims(k, (0, 1, 3, 2)))
+        scores = self.runtime.matmul(q, xp.permute_dims(k, (0, 1, 3, 2)))
         scores *= scale
         if options.softcap is not None:
             scores = xp.tanh(scores / options.softcap) * options.softcap
@@ -342,7 +342,7 @@ class ArrayModuleOps(ModuleOps):
         weights = xp.exp(scores - xp.where(xp.isfinite(peak), peak, 0.0))  # a fully masked row: zeros
         total = xp.sum(weights, axis=-1, keepdims=True)
         weights /= xp.where(total == 0.0, 1.0, total)
-        return self.runtime.narrow(xp.matmul(weights, v), query.dtype)
+        return self.runtime.narrow(self.runtime.matmul(weights, v), query.dtype)
 
     def layer_norm(self, x: Array, gamma: Array | None, beta: Array | None, epsilon: float) -> Array:
         xp: Any = self.xp

@@ -168,6 +168,11 @@ class ArrayRuntime:
         """``result`` (computed in ``widen``'s dtype) rounded once back to ``dtype``."""
         return result if result.dtype == dtype else self.cast(result, dtype)
 
+    def matmul(self, lhs: Array, rhs: Array) -> Array:
+        """``lhs @ rhs`` (the namespace's ``matmul``): the one place the shared ops multiply matrices, so
+        a runtime can route products to its own GEMM (burn-cuda's capture-safe cuBLAS binding)."""
+        return self.xp.matmul(lhs, rhs)
+
     # -- randomness -------------------------------------------------------------------------------
     def generator(self, seed: int | None) -> Any:
         """A new random generator with NumPy's ``Generator`` API, seeded or from OS entropy."""

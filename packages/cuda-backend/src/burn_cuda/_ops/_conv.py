@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._cublas import gemm_strided_batched
 from .._cupy import cp
 
 Array = Any
@@ -203,69 +203,6 @@ def _geometry(
     return _Geometry(spatial, out, kernel, stride, padding, dilation)
 
 
-# -- GEMM -------------------------------------------------------------------------------------------------
-_FAST_TF32 = os.environ.get("CUPY_TF32", "0") == "1"
-_SCALARS: dict[np.dtype[Any], tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {
-    np.dtype(np.float32): (np.ones(1, np.float32), np.zeros(1, np.float32)),
-    np.dtype(np.float64): (np.ones(1, np.float64), np.zeros(1, np.float64)),
-}
-
-
-def _batched_gemm(
-    a: Array,
-    b: Array,
-    out: Array,
-    m: int,
-    n: int,
-    k: int,
-    count: int,
-    *,
-    a_t: bool = False,
-    b_t: bool = False,
-    a_step: int,
-    b_step: int,
-) -> None:
-    """``out[i] = op(a[i]) @ op(b[i])`` for ``i < count``, row-major: ``op(a[i])`` is ``m x k`` (stored
-    ``k x m`` when ``a_t``), ``op(b[i])`` is ``k x n`` (stored ``n x k`` when ``b_t``); ``a_step`` and
-    ``b_step`` are the element strides between batch items (0 repeats one matrix); ``out`` is contiguous
-    ``[count, m, n]``. cuBLAS is column-major, so it computes ``out^T = op(b)^T op(a)^T``."""
-    cublas = cp.cuda.cublas
-    dtype = np.dtype(out.dtype)
-    one, zero = _SCALARS[dtype]
-    data = cp.cuda.runtime.CUDA_R_32F if dtype == np.float32 else cp.cuda.runtime.CUDA_R_64F
-    if dtype == np.float64:
-        compute = cublas.CUBLAS_COMPUTE_64F
-    else:
-        compute = cublas.CUBLAS_COMPUTE_32F_FAST_TF32 if _FAST_TF32 else cublas.CUBLAS_COMPUTE_32F
-    handle = cp.cuda.device.get_cublas_handle()
-    cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
-    cublas.gemmStridedBatchedEx(
-        handle,
-        cublas.CUBLAS_OP_T if b_t else cublas.CUBLAS_OP_N,
-        cublas.CUBLAS_OP_T if a_t else cublas.CUBLAS_OP_N,
-        n,
-        m,
-        k,
-        one.ctypes.data,
-        b.data.ptr,
-        data,
-        k if b_t else n,
-        b_step,
-        a.data.ptr,
-        data,
-        m if a_t else k,
-        a_step,
-        zero.ctypes.data,
-        out.data.ptr,
-        data,
-        n,
-        m * n,
-        count,
-        compute,
-        cublas.CUBLAS_GEMM_DEFAULT,
-    )
-
-
 def _contiguous(array: Array) -> Array:
     """``array`` itself when C-contiguous (without CuPy's call overhead), else a contiguous copy."""
     return array if array._c_contiguous else cp.ascontiguousarray(array)
@@ -296,7 +233,7 @@ def _sum_over_items(items: Array) -> Array:
         ones = _ones[key] = cp.ones(count, dtype=items.dtype)
     width = items.size // count
     total = cp.ndarray(items.shape[1:], dtype=items.dtype)
-    _batched_gemm(ones, items, total, 1, width, count, 1, a_step=0, b_step=0)
+    gemm_strided_batched(ones, items, total, 1, width, count, 1, a_step=0, b_step=0)
     return total
 
 
@@ -344,7 +281,7 @@ def convolve(
     flat = y.reshape(batch, out_channels, positions)
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
         a, step = _per_item(w, stop - start, groups)
-        _batched_gemm(
+        gemm_strided_batched(
             a,
             geometry.columns(x[start:stop]),
             flat[start:stop],
@@ -377,7 +314,7 @@ def convolve_weight_grad(
     total: Any = None
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
         items = cp.empty((stop - start, groups, rows, depth), dtype=x.dtype)
-        _batched_gemm(
+        gemm_strided_batched(
             g[start:stop],
             geometry.columns(x[start:stop]),
             items,
@@ -423,7 +360,7 @@ def convolve_adjoint(
             else cp.empty((stop - start, channels * geometry.taps, positions), dtype=x.dtype)
         )
         a, step = _per_item(w, stop - start, groups)
-        _batched_gemm(
+        gemm_strided_batched(
             a,
             g[start:stop],
             parts,

@@ -61,8 +61,9 @@ class FloatOps(ArrayFloatOps):
     @in_f32
     def float_matmul(self, lhs: Array, rhs: Array) -> Array:
         # cuBLAS multiplies f16 itself, accumulating in f32 (the shared op widens f16, which NumPy
-        # cannot multiply with BLAS); TF32 stays off unless CUPY_TF32=1 is set before CuPy is imported
-        return cp.matmul(lhs, rhs)
+        # cannot multiply with BLAS); TF32 stays off unless CUPY_TF32=1 is set before CuPy is imported.
+        # Our own cuBLAS binding, not CuPy's: it can be captured into a CUDA graph
+        return self.runtime.matmul(lhs, rhs)
 
     @in_f32
     def float_sign(self, tensor: Array) -> Array:

@@ -1,0 +1,106 @@
+"""``CudaStepCapture``: a step's kernels recorded once as a CUDA graph and replayed.
+
+The step runs on a stream of its own in capture mode (CUDA records the launches, copies and cuBLAS
+calls instead of running them), with CuPy's allocations going to a memory pool private to the capture:
+the buffers the graph reads and writes are never handed to anything else, so a replay can only write
+where the captured step wrote. Replays are launched on the caller's current stream, ordered after its
+earlier work. What cannot be captured raises ``CaptureError`` and leaves no graph: a read of a device
+value on the host (CuPy refuses device-to-host copies while capturing), a synchronization, CuPy's own
+cuBLAS wrappers (burn-cuda's GEMMs use ``burn_cuda._cublas``, which captures).
+
+Random draws capture as they run: CuPy's generators keep their state on the device and advance it in
+the drawing kernel, so each replay draws new values, the values the same step run eagerly would draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from burn_backend.kit import CaptureError
+
+from ._cupy import cp
+
+T = TypeVar("T")
+Array = Any
+
+
+class CudaStepCapture:
+    """One step's CUDA graph on one GPU and the private memory pool its buffers live in.
+
+    Args:
+        index: the GPU (CuPy device id).
+    """
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        with cp.cuda.Device(index):
+            self.pool = cp.cuda.MemoryPool()
+            self.stream = cp.cuda.Stream(non_blocking=True)
+        self.graph: Any = None
+
+    def static_copy(self, primitive: Array) -> Array:
+        with cp.cuda.Device(self.index), cp.cuda.using_allocator(self.pool.malloc):
+            copy = cp.empty(primitive.shape, dtype=primitive.dtype)
+            copy[...] = primitive
+        return copy
+
+    def record(self, body: Callable[[], T]) -> T:
+        if self.graph is not None:
+            raise RuntimeError("cuda: this step capture has already recorded its step")
+        stream = self.stream
+        with cp.cuda.Device(self.index):
+            # the captured work reads what the current stream computed before it
+            stream.wait_event(cp.cuda.get_current_stream().record())
+            with stream, cp.cuda.using_allocator(self.pool.malloc):
+                stream.begin_capture()
+                try:
+                    result = body()
+                except BaseException as error:
+                    graph = _end_capture(stream)
+                    if graph is None or isinstance(error, CaptureError) or _capture_refused(error):
+                        reason = f"{type(error).__name__}: {error}"
+                        raise CaptureError(
+                            f"cuda: the step could not be captured into a CUDA graph ({reason})"
+                        ) from error
+                    raise
+                graph = _end_capture(stream)
+            if graph is None:
+                raise CaptureError("cuda: the CUDA graph capture was invalidated by an operation of the step")
+        self.graph = graph
+        return result
+
+    def copy_into(self, target: Array, source: Array) -> None:
+        with cp.cuda.Device(self.index):
+            if source.flags.c_contiguous and target.flags.c_contiguous:
+                target.data.copy_from_device_async(source.data, source.nbytes)
+            else:
+                target[...] = source
+
+    def replay(self) -> None:
+        if self.graph is None:
+            raise RuntimeError("cuda: this step capture has not recorded a step")
+        with cp.cuda.Device(self.index):
+            self.graph.launch(cp.cuda.get_current_stream())
+
+    def detach(self, primitive: Array) -> Array:
+        with cp.cuda.Device(self.index):
+            return primitive.copy()
+
+    def close(self) -> None:
+        self.graph = None
+        self.pool.free_all_blocks()
+
+
+def _end_capture(stream: Any) -> Any:
+    """End the capture on ``stream``: the graph, or ``None`` where CUDA invalidated the capture."""
+    try:
+        return stream.end_capture()
+    except Exception:  # cudaErrorStreamCaptureInvalidated and kin: nothing was recorded
+        return None
+
+
+def _capture_refused(error: BaseException) -> bool:
+    """Whether ``error`` is CUDA or CuPy refusing an operation during capture (not the step's own bug)."""
+    text = str(error).lower()
+    return isinstance(error, cp.cuda.runtime.CUDARuntimeError) or "captur" in text

@@ -1,0 +1,459 @@
+"""``replay``: a step function recorded once and replayed without Python, where the backend can.
+
+How a call is served, by the *call signature* (the structure of the arguments, every tensor's shape,
+dtype, device and whether it requires a gradient, and every other value in them; objects compared by
+identity, such as functions and locks, count by their type):
+
+1. The first ``warmup`` calls of a signature run eagerly, with the relative signatures of the op
+   streams they run (and the scalars in them) traced. These calls also warm the fusion cache.
+2. Once two calls in a row traced the same ops with the same scalars (the step's relative signature
+   recurs), the next one is captured: the Fusion layer's inner backend records its device work
+   (``burn_backend.kit.CAPTURE_HOOK``: a CUDA graph on burn-cuda) while the function runs once more,
+   its tensor arguments read from copies in the capture's private memory; the recording is then run.
+3. Every later call with that signature copies its tensor arguments into those copies and replays the
+   recording: no Python of the function runs. It returns new tensors over the recording's outputs.
+
+A replay overwrites the outputs of the previous call of its signature; any of those still referenced
+(by a tensor, or a pending op) is first copied out, so values once returned never change. What cannot be
+recorded (a value read on the host, an op the backend cannot record) makes the capture fail: that
+signature then always runs eagerly, correctly. Where the tensors are on no Fusion layer, or the inner
+backend cannot capture (NdArray), every call runs eagerly.
+
+The function must compute the same ops for the same signature (no branch on values it reads, on a
+counter or on the time) and read tensors only from its arguments: a tensor it reads from elsewhere is
+recorded as it is at capture time (its memory, not its later values).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import functools
+import threading
+import types
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from burn_backend import Backend, Device, DType, Tensor
+from burn_backend.kit import CAPTURE_HOOK, BackendDecorator, CaptureError, StepCapture
+
+from ._backend import Fusion
+from ._tensor import FusionTensor, Node
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# values that stand for themselves in a signature (never walked into)
+_ATOMS = (int, float, complex, bool, str, bytes, type(None), DType, enum.Enum, Device, Backend, type)
+
+
+def replay(function: Callable[P, R] | None = None, *, warmup: int = 2, max_signatures: int = 4) -> Any:
+    """Record a step function once per call signature and replay it on the device, without Python.
+
+    Wraps ``function`` (tensors, modules, tuples, lists, dicts and plain values in, the same out). On a
+    stack with a Fusion layer over a backend that can record its device work (``Fusion(Cuda())``,
+    ``Autodiff(Fusion(Cuda()))``), a call whose signature recurs runs as one replay of the recording:
+    one CUDA graph launch instead of the function's hundreds of op calls. Elsewhere it calls
+    ``function``. See the module for how a call is served.
+
+    Args:
+        function: the step; it must compute the same ops whenever its arguments have the same
+            structure, shapes and plain values, and read tensors from its arguments only.
+        warmup: eager calls of a signature before its capture (at least 2: the last two must agree).
+        max_signatures: recordings kept (least recently used dropped first).
+
+    Returns:
+        The wrapped function (usable as ``@replay`` or ``@replay(warmup=3)``).
+
+    Example:
+        >>> @replay
+        ... def forward_backward(model, images, targets):
+        ...     loss = criterion(model(images), targets)
+        ...     return loss, GradientsParams.from_grads(loss.backward(), model)
+        >>> loss, grads = forward_backward(model, images, targets)  # doctest: +SKIP
+        >>> model = optim.step(1e-3, model, grads)  # doctest: +SKIP
+    """
+    if function is None:
+        return functools.partial(replay, warmup=warmup, max_signatures=max_signatures)
+    if warmup < 2:
+        raise ValueError(f"replay: warmup must be at least 2 (two eager calls must agree), got {warmup}")
+    if max_signatures < 1:
+        raise ValueError(f"replay: max_signatures must be at least 1, got {max_signatures}")
+    return Replayed(function, warmup, max_signatures)
+
+
+class Replayed(Generic[P, R]):
+    """A function wrapped by ``replay``: call it as the function.
+
+    Warns (``UserWarning``) when a capture fails: the signature then runs eagerly.
+
+    Attributes:
+        stats: counters: ``eager`` (calls run as the function), ``captured``, ``replayed``, ``refused``
+            (captures the backend could not record), ``detached`` (outputs copied out before a replay).
+    """
+
+    def __init__(self, function: Callable[P, R], warmup: int, max_signatures: int) -> None:
+        self.function = function
+        self.warmup = warmup
+        self.max_signatures = max_signatures
+        self.stats: dict[str, int] = dict.fromkeys(
+            ("eager", "captured", "replayed", "refused", "detached"), 0
+        )
+        self.refusal: CaptureError | None = None
+        """Why the last capture failed (its ``__cause__`` is the error the step raised), if one did."""
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._lock = threading.RLock()
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        leaves: list[Tensor] = []
+        key = _walk((args, kwargs), leaves, {})
+        site = _site(leaves)
+        if site is None:
+            self.stats["eager"] += 1
+            return self.function(*args, **kwargs)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+                while len(self._entries) > self.max_signatures:
+                    self._entries.popitem(last=False)[1].close()
+            else:
+                self._entries.move_to_end(key)
+            if entry.capture is not None:
+                self.stats["replayed"] += 1
+                return entry.replay(leaves, self.stats)  # type: ignore[no-any-return]
+            if entry.eager_only or entry.calls < self.warmup or not entry.stable:
+                return self._traced(entry, site, args, kwargs)
+            return self._capture(entry, site, leaves, args, kwargs)
+
+    def _traced(self, entry: _Entry, site: _Site, args: Any, kwargs: Any) -> R:
+        """Run the function eagerly; until the signature is captured, trace the streams it runs."""
+        self.stats["eager"] += 1
+        if entry.eager_only:
+            return self.function(*args, **kwargs)
+        site.flush()  # what was recorded before the call is not the call's
+        executor = site.fusion.executor
+        trace: list[Any] = []
+        outer = executor.trace
+        executor.trace = trace
+        try:
+            result = self.function(*args, **kwargs)
+            site.flush()
+        finally:
+            executor.trace = outer
+        entry.stable = trace == entry.trace
+        entry.trace = trace
+        entry.calls += 1
+        return result
+
+    def _capture(self, entry: _Entry, site: _Site, leaves: list[Tensor], args: Any, kwargs: Any) -> R:
+        site.flush()
+        capture = site.capture()
+        if capture is None:
+            entry.eager_only = True
+            return self._traced(entry, site, args, kwargs)
+        inputs: list[tuple[Node, Any]] = []  # (node, its own value)
+        statics: dict[int, Any] = {}
+        for leaf in leaves:
+            node = _fusion_tensor(leaf).node
+            if id(node) in statics:
+                continue
+            value = node.value
+            assert value is not None
+            statics[id(node)] = static = capture.static_copy(value)
+            inputs.append((node, value))
+            node.value = static
+        try:
+
+            def body() -> tuple[R, list[Any]]:
+                result = self.function(*args, **kwargs)
+                site.flush()
+                outputs = []
+                for tensor in _leaves(result):
+                    other = _site([tensor])
+                    if other is None or other.fusion is not site.fusion or other.device != site.device:
+                        raise CaptureError(f"replay: an output {tensor.dims()} is not on the step's device")
+                    outputs.append(_fusion_tensor(tensor).materialize())
+                return result, outputs
+
+            result, outputs = capture.record(body)
+        except CaptureError as error:
+            capture.close()
+            entry.eager_only = True
+            self.stats["refused"] += 1
+            self.refusal = error
+            name = getattr(self.function, "__qualname__", repr(self.function))
+            warnings.warn(f"replay: {name} runs eagerly for this signature: {error}", stacklevel=3)
+            return self._traced(entry, site, args, kwargs)
+        finally:
+            for node, value in inputs:
+                node.value = value
+        entry.capture = capture
+        entry.statics = [statics[id(_fusion_tensor(leaf).node)] for leaf in leaves]
+        entry.outputs = outputs
+        # the template holds plain tensors (not the captured call's, whose autodiff graph would keep the
+        # capture's intermediates and the caller's inputs alive)
+        entry.template = entry.fresh(result, hand=False)
+        capture.replay()
+        self.stats["captured"] += 1
+        first: R = entry.fresh(entry.template)
+        return first
+
+
+class _Entry:
+    """What one call signature has: its traces, then its recording."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.trace: list[Any] | None = None
+        self.stable = False
+        self.eager_only = False
+        self.capture: StepCapture | None = None
+        self.statics: list[Any] = []
+        self.template: Any = None
+        self.template_leaves: list[Tensor] | None = None
+        self.outputs: list[Any] = []
+        self.handed: list[tuple[weakref.ref[FusionTensor], Node]] = []
+
+    def replay(self, leaves: list[Tensor], stats: dict[str, int]) -> Any:
+        capture = self.capture
+        assert capture is not None
+        _flush_all(leaves)
+        for ref, node in self.handed:  # outputs still in use keep their values
+            if ref() is not None:
+                node.value = capture.detach(node.value)
+                stats["detached"] += 1
+        self.handed = []
+        for leaf, static in zip(leaves, self.statics, strict=True):
+            value = _fusion_tensor(leaf).materialize()
+            if value is not static:
+                capture.copy_into(static, value)
+        capture.replay()
+        return self.fresh(self.template)
+
+    def fresh(self, template: Any, hand: bool = True) -> Any:
+        """``template`` (the captured call's result) with new tensors over the recording's outputs;
+        ``hand``: they go to the caller (and are copied out before the next replay if still in use)."""
+        replacements: dict[int, Tensor] = {}
+        if self.template_leaves is None or template is not self.template:
+            leaves = _leaves(template)
+            if template is self.template:
+                self.template_leaves = leaves
+        else:
+            leaves = self.template_leaves
+        for tensor, value in zip(leaves, self.outputs, strict=True):
+            if id(tensor) in replacements:
+                continue
+            layers = _layers(tensor)
+            old = _fusion_tensor(tensor)
+            node = Node(old.shape, old.dtype, value, None)
+            primitive: Any = FusionTensor(node, old._device)
+            if hand:
+                self.handed.append((weakref.ref(primitive), node))
+            for layer in reversed(layers):
+                primitive = layer.wrap(primitive)
+            replacements[id(tensor)] = type(tensor).from_primitive(primitive, tensor._device)
+        return _rebuild(template, replacements, {})
+
+    def close(self) -> None:
+        if self.capture is not None:
+            self.capture.close()
+            self.capture = None
+
+
+class _Site:
+    """The Fusion layer the tensors of a call are on, and its device."""
+
+    def __init__(self, fusion: Fusion, device: Device) -> None:
+        self.fusion = fusion
+        self.device = device
+
+    def flush(self) -> None:
+        """Run every pending op of the device's streams (without waiting for the device)."""
+        for stream in self.fusion.streams(self.device):
+            stream.execute()
+
+    def capture(self) -> StepCapture | None:
+        hook = getattr(self.fusion.inner, CAPTURE_HOOK, None)
+        if hook is None:
+            return None
+        capture: StepCapture | None = hook(self.fusion.inner_device(self.device))
+        return capture
+
+
+def _site(leaves: list[Tensor]) -> _Site | None:
+    """The Fusion layer under every tensor of the call, where they share one with a capturing inner
+    backend; else ``None`` (the call runs eagerly)."""
+    site: _Site | None = None
+    for leaf in leaves:
+        device = leaf._device
+        backend = device.backend
+        while not isinstance(backend, Fusion):
+            if not isinstance(backend, BackendDecorator):
+                return None
+            device = backend.inner_device(device)
+            backend = backend.inner
+        if site is None:
+            if not hasattr(backend.inner, CAPTURE_HOOK):
+                return None
+            site = _Site(backend, device)
+        elif site.fusion is not backend or site.device != device:
+            return None
+    return site
+
+
+def _layers(tensor: Tensor) -> list[BackendDecorator]:
+    """The decorators above the Fusion layer of ``tensor``'s stack, outermost first."""
+    layers = []
+    backend = tensor._device.backend
+    while not isinstance(backend, Fusion):
+        assert isinstance(backend, BackendDecorator)
+        layers.append(backend)
+        backend = backend.inner
+    return layers
+
+
+def _fusion_tensor(tensor: Tensor) -> FusionTensor:
+    primitive = tensor._primitive
+    for layer in _layers(tensor):
+        primitive = layer.unwrap(primitive)
+    if type(primitive) is not FusionTensor:
+        raise TypeError(
+            f"replay: expected a tensor of a Fusion layer, got a primitive {type(primitive).__name__}"
+        )
+    return primitive
+
+
+def _flush_all(leaves: list[Tensor]) -> None:
+    """Run the pending ops of every stream that a previous output may be read by."""
+    if leaves:
+        site = _site(leaves[:1])
+        if site is not None:
+            site.flush()
+
+
+_CALLABLES = (
+    types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.ModuleType, functools.partial
+)  # fmt: skip
+_ATOM, _TENSOR, _SEQUENCE, _DICT, _OBJECT, _VALUE, _OPAQUE = range(7)
+_categories: dict[type, int] = {}
+_slots: dict[type, tuple[str, ...]] = {}
+
+
+def _category(kind: type) -> int:
+    """How ``_walk`` treats values of ``kind`` (decided once per type)."""
+    category = _categories.get(kind)
+    if category is None:
+        if issubclass(kind, _ATOMS):
+            category = _ATOM
+        elif issubclass(kind, Tensor):
+            category = _TENSOR
+        elif issubclass(kind, (tuple, list)):
+            category = _SEQUENCE
+        elif kind is dict:
+            category = _DICT
+        elif issubclass(kind, _CALLABLES):
+            category = _OPAQUE
+        elif any("__dict__" in cls.__dict__ for cls in kind.__mro__[:-1]) or _slot_names(kind):
+            category = _OBJECT
+        elif kind.__eq__ is not object.__eq__ and kind.__hash__ is not None:
+            category = _VALUE  # a value type stands for itself
+        else:
+            # compared by identity (a lock, an array): only its type counts, as a model's modules are
+            # new objects at every step
+            category = _OPAQUE
+        _categories[kind] = category
+    return category
+
+
+def _slot_names(kind: type) -> tuple[str, ...]:
+    names = _slots.get(kind)
+    if names is None:
+        found = []
+        for cls in kind.__mro__:
+            slots = cls.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name not in ("__dict__", "__weakref__"):
+                    found.append(name)
+        names = _slots[kind] = tuple(found)
+    return names
+
+
+def _walk(value: Any, leaves: list[Tensor], seen: dict[int, int]) -> Hashable:
+    """The signature of ``value``, appending the tensors in it to ``leaves`` (in a fixed order)."""
+    kind = type(value)
+    category = _categories.get(kind)
+    if category is None:
+        category = _category(kind)
+    if category == _ATOM:
+        return value if kind is not float or value == value else ("nan",)
+    if category == _TENSOR:
+        leaves.append(value)
+        return (kind, tuple(value._primitive.shape), value.dtype, value._device, value.is_require_grad())
+    if category == _SEQUENCE:
+        return (kind, tuple([_walk(item, leaves, seen) for item in value]))
+    if category == _DICT:
+        return (dict, tuple([(name, _walk(item, leaves, seen)) for name, item in value.items()]))
+    if category == _VALUE:
+        return value  # type: ignore[no-any-return]
+    if category == _OPAQUE:
+        return (kind,)
+    ident = id(value)
+    if ident in seen:
+        return ("seen", seen[ident])
+    seen[ident] = len(seen)
+    return (kind, tuple([(name, _walk(item, leaves, seen)) for name, item in _fields(value)]))
+
+
+def _fields(value: Any) -> list[tuple[str, Any]]:
+    """The attributes of an object: its ``__dict__`` and its slots."""
+    state = getattr(value, "__dict__", None)
+    fields = list(state.items()) if isinstance(state, dict) else []
+    for name in _slot_names(type(value)):
+        item = getattr(value, name, _fields)
+        if item is not _fields:
+            fields.append((name, item))
+    return fields
+
+
+def _leaves(value: Any) -> list[Tensor]:
+    leaves: list[Tensor] = []
+    _walk(value, leaves, {})
+    return leaves
+
+
+def _rebuild(value: Any, replacements: dict[int, Tensor], memo: dict[int, Any]) -> Any:
+    """``value`` with its tensors replaced; containers and objects holding one are new shallow copies,
+    the rest are returned as they are."""
+    kind = type(value)
+    if kind in _ATOMS or isinstance(value, _ATOMS):
+        return value
+    if isinstance(value, Tensor):
+        return replacements.get(id(value), value)
+    ident = id(value)
+    if ident in memo:
+        return memo[ident]
+    if isinstance(value, (tuple, list)):
+        items = [_rebuild(item, replacements, memo) for item in value]
+        if all(a is b for a, b in zip(items, value)):
+            result: Any = value
+        else:
+            result = kind(*items) if hasattr(value, "_fields") else kind(items)
+    elif kind is dict:
+        entries = {name: _rebuild(item, replacements, memo) for name, item in value.items()}
+        result = value if all(entries[name] is item for name, item in value.items()) else entries
+    else:
+        fields = _fields(value) if _category(kind) == _OBJECT else []
+        result = value
+        if fields:
+            new = [(name, _rebuild(item, replacements, memo)) for name, item in fields]
+            if any(a is not b for (_, a), (_, b) in zip(new, fields)):
+                result = copy.copy(value)
+                for name, item in new:
+                    object.__setattr__(result, name, item)
+    memo[ident] = result
+    return result
