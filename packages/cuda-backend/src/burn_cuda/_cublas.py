@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import os
 import threading
 from typing import Any
@@ -199,12 +200,10 @@ def _matrix_layout(array: Array, batch: tuple[int, ...]) -> tuple[Array, bool, i
         transposed = True
     else:
         return None
-    if array.data.ptr % itemsize:
-        return None
     leading = shape[:-2]
     if all(size == 1 for size in leading):
         return array, transposed, 0 if any(size != 1 for size in batch) else rows * cols
-    if tuple(leading) != batch or len(leading) != len(batch):
+    if tuple(leading) != batch:
         return None
     # the batch dims must be one run of matrices, rows * cols apart
     expected = rows * cols
@@ -223,9 +222,7 @@ def matmul(lhs: Array, rhs: Array) -> Array:
     n = rhs.shape[-1]
     batch = tuple(b if a == 1 else a for a, b in zip(lhs.shape[:-2], rhs.shape[:-2], strict=True))
     out = cp.empty((*batch, m, n), dtype=lhs.dtype)
-    count = 1
-    for size in batch:
-        count *= size
+    count = math.prod(batch)
     if out.size == 0:
         return out
     if k == 0:

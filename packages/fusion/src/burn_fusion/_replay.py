@@ -125,7 +125,7 @@ class Replayed(Generic[P, R]):
                 self._entries.move_to_end(key)
             if entry.capture is not None:
                 self.stats["replayed"] += 1
-                return entry.replay(leaves, self.stats)  # type: ignore[no-any-return]
+                return entry.replay(site, leaves, self.stats)  # type: ignore[no-any-return]
             if entry.eager_only or entry.calls < self.warmup or not entry.stable:
                 return self._traced(entry, site, args, kwargs)
             return self._capture(entry, site, leaves, args, kwargs)
@@ -160,13 +160,12 @@ class Replayed(Generic[P, R]):
         statics: dict[int, Any] = {}
         for leaf in leaves:
             node = _fusion_tensor(leaf).node
-            if id(node) in statics:
-                continue
-            value = node.value
-            assert value is not None
-            statics[id(node)] = static = capture.static_copy(value)
-            inputs.append((node, value))
-            node.value = static
+            if id(node) not in statics:
+                value = node.value
+                assert value is not None
+                statics[id(node)] = node.value = capture.static_copy(value)
+                inputs.append((node, value))
+            entry.statics.append(statics[id(node)])
         try:
 
             def body() -> tuple[R, list[Any]]:
@@ -193,14 +192,10 @@ class Replayed(Generic[P, R]):
             for node, value in inputs:
                 node.value = value
         entry.capture = capture
-        entry.statics = [statics[id(_fusion_tensor(leaf).node)] for leaf in leaves]
-        entry.outputs = outputs
-        # the template holds plain tensors (not the captured call's, whose autodiff graph would keep the
-        # capture's intermediates and the caller's inputs alive)
-        entry.template = entry.fresh(result, hand=False)
+        entry.adopt(result, outputs)
         capture.replay()
         self.stats["captured"] += 1
-        first: R = entry.fresh(entry.template)
+        first: R = entry.fresh()
         return first
 
 
@@ -214,15 +209,28 @@ class _Entry:
         self.eager_only = False
         self.capture: StepCapture | None = None
         self.statics: list[Any] = []
+        """The capture's copy of each tensor argument, in the order of the call's tensors."""
         self.template: Any = None
-        self.template_leaves: list[Tensor] | None = None
-        self.outputs: list[Any] = []
+        self.outputs: list[_Output] = []
         self.handed: list[tuple[weakref.ref[FusionTensor], Node]] = []
 
-    def replay(self, leaves: list[Tensor], stats: dict[str, int]) -> Any:
+    def adopt(self, result: Any, values: list[Any]) -> None:
+        """Take the captured call's ``result``, whose tensors are over the recording's output ``values``.
+
+        The template keeps the result's structure with plain tensors (not the captured call's, whose
+        autodiff graph would keep the capture's intermediates and the caller's inputs alive)."""
+        replacements: dict[int, Tensor] = {}
+        for tensor, value in zip(_leaves(result), values, strict=True):
+            if id(tensor) not in replacements:
+                output = _Output(tensor, value)
+                output.template = replacements[id(tensor)] = output.tensor(None)
+                self.outputs.append(output)
+        self.template = _rebuild(result, replacements, {})
+
+    def replay(self, site: _Site, leaves: list[Tensor], stats: dict[str, int]) -> Any:
         capture = self.capture
         assert capture is not None
-        _flush_all(leaves)
+        site.flush()  # pending ops reading the previous outputs run before the replay overwrites them
         for ref, node in self.handed:  # outputs still in use keep their values
             if ref() is not None:
                 node.value = capture.detach(node.value)
@@ -233,36 +241,42 @@ class _Entry:
             if value is not static:
                 capture.copy_into(static, value)
         capture.replay()
-        return self.fresh(self.template)
+        return self.fresh()
 
-    def fresh(self, template: Any, hand: bool = True) -> Any:
-        """``template`` (the captured call's result) with new tensors over the recording's outputs;
-        ``hand``: they go to the caller (and are copied out before the next replay if still in use)."""
-        replacements: dict[int, Tensor] = {}
-        if self.template_leaves is None or template is not self.template:
-            leaves = _leaves(template)
-            if template is self.template:
-                self.template_leaves = leaves
-        else:
-            leaves = self.template_leaves
-        for tensor, value in zip(leaves, self.outputs, strict=True):
-            if id(tensor) in replacements:
-                continue
-            layers = _layers(tensor)
-            old = _fusion_tensor(tensor)
-            node = Node(old.shape, old.dtype, value, None)
-            primitive: Any = FusionTensor(node, old._device)
-            if hand:
-                self.handed.append((weakref.ref(primitive), node))
-            for layer in reversed(layers):
-                primitive = layer.wrap(primitive)
-            replacements[id(tensor)] = type(tensor).from_primitive(primitive, tensor._device)
-        return _rebuild(template, replacements, {})
+    def fresh(self) -> Any:
+        """The template with new tensors over the recording's outputs, for the caller (copied out before
+        the next replay if still in use)."""
+        handed = self.handed
+        replacements = {id(output.template): output.tensor(handed) for output in self.outputs}
+        return _rebuild(self.template, replacements, {})
 
     def close(self) -> None:
         if self.capture is not None:
             self.capture.close()
             self.capture = None
+
+
+class _Output:
+    """One tensor of the recording's result: its recorded value, the template's tensor standing for it,
+    and how to give it to the caller."""
+
+    def __init__(self, template: Tensor, value: Any) -> None:
+        self.template = template
+        self.value = value
+        self.layers = _layers(template)
+        fusion_tensor = _fusion_tensor(template)
+        self.shape, self.dtype, self.device = fusion_tensor.shape, fusion_tensor.dtype, fusion_tensor._device
+
+    def tensor(self, handed: list[tuple[weakref.ref[FusionTensor], Node]] | None) -> Tensor:
+        """A new tensor over the value; noted in ``handed`` where given."""
+        node = Node(self.shape, self.dtype, self.value, None)
+        primitive: Any = FusionTensor(node, self.device)
+        if handed is not None:
+            handed.append((weakref.ref(primitive), node))
+        for layer in reversed(self.layers):
+            primitive = layer.wrap(primitive)
+        template = self.template
+        return type(template).from_primitive(primitive, template._device)
 
 
 class _Site:
@@ -278,10 +292,10 @@ class _Site:
             stream.execute()
 
     def capture(self) -> StepCapture | None:
-        hook = getattr(self.fusion.inner, CAPTURE_HOOK, None)
-        if hook is None:
-            return None
-        capture: StepCapture | None = hook(self.fusion.inner_device(self.device))
+        """A new recording from the inner backend's hook (which ``_site`` found), or ``None``."""
+        capture: StepCapture | None = getattr(self.fusion.inner, CAPTURE_HOOK)(
+            self.fusion.inner_device(self.device)
+        )
         return capture
 
 
@@ -326,14 +340,6 @@ def _fusion_tensor(tensor: Tensor) -> FusionTensor:
             f"replay: expected a tensor of a Fusion layer, got a primitive {type(primitive).__name__}"
         )
     return primitive
-
-
-def _flush_all(leaves: list[Tensor]) -> None:
-    """Run the pending ops of every stream that a previous output may be read by."""
-    if leaves:
-        site = _site(leaves[:1])
-        if site is not None:
-            site.flush()
 
 
 _CALLABLES = (
