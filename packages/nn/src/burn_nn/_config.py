@@ -124,9 +124,13 @@ class Config:
         """Write the config to ``path`` as JSON (through a temporary file, so a failed write leaves no
         partial file)."""
         target = Path(path)
-        temporary = target.with_name(target.name + ".tmp")
-        temporary.write_text(self.to_json() + "\n", encoding="utf-8")
-        os.replace(temporary, target)
+        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text(self.to_json() + "\n", encoding="utf-8")
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls: type[C], path: str | os.PathLike[str]) -> C:

@@ -330,8 +330,11 @@ class Learner:
         self._stop_agreed = False  # distributed: every process's stop, agreed in the last all-reduce
         self._sync: GradientSync | None = None  # distributed: gradients averaged while backward runs
         self._rank = 0 if self._group is None else self._group.rank
-        log_dir = builder._artifact_dir if self._rank == 0 else builder._artifact_dir / f"rank-{self._rank}"
-        self._logger = FileMetricLogger(log_dir)
+        # each process logs (and draws its curves) in a directory of its own; rank 0's is the run's
+        self._log_dir = (
+            builder._artifact_dir if self._rank == 0 else builder._artifact_dir / f"rank-{self._rank}"
+        )
+        self._logger = FileMetricLogger(self._log_dir)
         self._lr: float | None = None
         self._last: dict[str, dict[str, MetricEntry]] = {"train": {}, "valid": {}}
         self._validating = True
@@ -640,9 +643,7 @@ class Learner:
             for name in self._store.names(split):
                 metrics.setdefault(name, {})[split.value] = self._store.history(name, split)
         if metrics:
-            write_curves(
-                self._b._artifact_dir / "curves.html", f"Training curves: {self._b._artifact_dir}", metrics
-            )
+            write_curves(self._log_dir / "curves.html", f"Training curves: {self._log_dir}", metrics)
 
     @staticmethod
     @contextlib.contextmanager

@@ -106,7 +106,8 @@ def write_curves(
     """Write ``curves_html`` to ``path`` (through a temporary file); returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
+    # the process id keeps two writers of one path from renaming each other's partial file
+    partial = target.with_name(f"{target.name}.{os.getpid()}.part")
     partial.write_text(curves_html(title, metrics), encoding="utf-8")
     os.replace(partial, target)
     return target

@@ -147,11 +147,16 @@ def write_safetensors(
         offset += size
     encoded = json.dumps(header, separators=(",", ":")).encode()
     encoded += b" " * (-len(encoded) % 8)
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "wb") as file:
-        file.write(struct.pack("<Q", len(encoded)))
-        file.write(encoded)
-        for array in arrays.values():
-            file.write(np.ascontiguousarray(array).tobytes() if array.ndim else array.tobytes())
-    os.replace(temporary, path)
+    # a name of this process's own, removed if the write fails: nothing half-written is left behind
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as file:
+            file.write(struct.pack("<Q", len(encoded)))
+            file.write(encoded)
+            for array in arrays.values():
+                file.write(np.ascontiguousarray(array).tobytes() if array.ndim else array.tobytes())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     return path
