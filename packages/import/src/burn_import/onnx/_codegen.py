@@ -191,12 +191,11 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "from pathlib import Path",
         "from typing import Any",
         "",
-        "import numpy as np",
-        "",
+        # one block, as a linter sorts it where burn and numpy are both installed packages
         "from burn_backend import Device, Tensor, default_device",
         "from burn_import.onnx import run_op as op",
         "from burn_nn import Module, Param",
-        "",
+        *(["import numpy as np"] if any("np." in line for line in const_lines + body) else []),
         "",
         f'WEIGHTS = Path(__file__).with_name("{stem}.mpk")',
         '"""The weights generated with this source."""',
@@ -217,12 +216,8 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "    ) -> None:",
         '        """The module on ``device`` with the ``weights`` record (``None``: zeros)."""',
         "        device = device or default_device()",
-        "        self.weights: dict[str, Param] = {",
-        *param_lines,
-        "        }",
-        "        self.buffers: dict[str, Param] = {",
-        *buffer_lines,
-        "        }",
+        *_dict_lines("        self.weights: dict[str, Param] = ", param_lines),
+        *_dict_lines("        self.buffers: dict[str, Param] = ", buffer_lines),
         *const_lines,
         "        if weights is not None:",
         "            from burn_record import NamedMpkFileRecorder",
@@ -242,6 +237,11 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "",
     ]
     return "\n".join(lines), _Weights(params, buffers)
+
+
+def _dict_lines(head: str, entries: list[str]) -> list[str]:
+    """A dict literal's lines, written as a formatter writes them: ``{}`` when empty."""
+    return [head + "{}"] if not entries else [head + "{", *entries, "        }"]
 
 
 def _dtype(array: np.ndarray[Any, Any]) -> str:
