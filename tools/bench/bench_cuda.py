@@ -237,18 +237,25 @@ def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False)
     if compiled:
         from burn_fusion import replay
 
-        replayed = replay(forward_backward)
+        # the whole step in one recording: the optimizer keeps its step count on the device
+        replay_optim = AdamConfig(capturable=True).init()
+
+        @replay
+        def train_step(model: Any, optim: Any, images: Tensor, targets: Tensor) -> Any:
+            return optim.step(LR, model, forward_backward(model, images, targets))
+
+        replay_state = {"model": ModelConfig(10, 512).init(device)}
 
         def ours_replayed() -> None:
-            model = state["model"]
-            state["model"] = optim.step(LR, model, replayed(model, x, y))
+            replay_state["model"] = train_step(replay_state["model"], replay_optim, x, y)
             device.sync()
 
-        for _ in range(3):  # two eager calls, then the capture
+        for _ in range(4):  # a first call (no optimizer state yet), two eager calls, then the capture
             ours_replayed()
+        assert train_step.stats["captured"] == 1, train_step.stats
         rows.append(
             compare(
-                name + ", forward+backward replayed",
+                name + ", whole step replayed",
                 ours_replayed,
                 theirs,
                 "torch",

@@ -11,7 +11,7 @@ import pytest
 
 from burn_backend import DType, Tensor
 from burn_fusion import Fusion, replay
-from burn_fusion._replay import _leaves, _rebuild, _walk
+from burn_fusion._replay import _leaves, _plan, _rebuild, _run_plan, _Signature, _walk
 from burn_ndarray import NdArray
 
 
@@ -83,3 +83,34 @@ def test_bad_arguments_are_named() -> None:
         replay(lambda x: x, warmup=1)
     with pytest.raises(ValueError, match="max_signatures must be at least 1"):
         replay(max_signatures=0)(lambda x: x)
+
+
+def test_a_plan_rebuilds_only_what_holds_an_output() -> None:
+    """``fresh``'s plan gives ``_rebuild``'s result: new copies along the paths to the outputs (a shared
+    object copied once), everything else the template's own objects."""
+    a, b, c, d = tensor([1.0]), tensor([2.0]), tensor([3.0]), tensor([4.0])
+    shared = Holder(a, 2.0)
+    untouched = [c, "x", Holder(c, 1.0)]
+    template = {"pair": Pair(shared, (b, 7)), "again": shared, "untouched": untouched, "n": 3}
+    plan = _plan(template, {id(a), id(b)}, {})
+    rebuilt = _run_plan(plan, {id(a): d, id(b): c}, {})
+    expected = _rebuild(template, {id(a): d, id(b): c}, {})
+    assert signature(rebuilt) == signature(expected)
+    # a shared object is walked once: d and c in the pair, then the untouched list's two c
+    assert [id(t) for t in _leaves(rebuilt)] == [id(t) for t in _leaves(expected)]
+    assert [id(t) for t in _leaves(rebuilt)] == [id(d), id(c), id(c), id(c)]
+    assert rebuilt["pair"].first is rebuilt["again"]  # shared before, shared after
+    assert rebuilt["pair"].first is not shared
+    assert shared.weight is a  # the template is unchanged
+    assert rebuilt["untouched"] is untouched
+    assert isinstance(rebuilt["pair"], Pair)
+    assert _plan({"n": 1, "t": c}, {id(a)}, {}) is None  # holds no output: kept as it is
+
+
+def test_signatures_as_keys_hash_once_and_compare_by_value() -> None:
+    a, b = tensor([[1.0, 2.0]]), tensor([[3.0, 4.0]])
+    first, second = _Signature(signature((a, 1.0))), _Signature(signature((b, 1.0)))
+    assert first == second
+    assert hash(first) == hash(second)
+    assert {first: 1}[second] == 1
+    assert first != _Signature(signature((b, 2.0)))

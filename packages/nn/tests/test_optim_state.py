@@ -374,6 +374,8 @@ RESUME_CASES: dict[str, Any] = {
     ),
     "adam_amsgrad": AdamConfig(amsgrad=True, weight_decay=WeightDecayConfig(0.1)),
     "adamw_cautious": AdamWConfig(weight_decay=0.1, cautious_weight_decay=True, amsgrad=True),
+    "adam_capturable": AdamConfig(weight_decay=WeightDecayConfig(0.1), capturable=True),
+    "adamw_capturable_amsgrad": AdamWConfig(weight_decay=0.1, amsgrad=True, capturable=True),
     "adagrad": AdaGradConfig(lr_decay=0.1, grad_clipping=GradientClippingConfig.Norm(0.5)),
     "rmsprop_centered": RmsPropConfig(centered=True),
     "rmsprop_plain": RmsPropConfig(momentum=0.0),
@@ -408,6 +410,41 @@ def test_resumed_run_continues_exactly(case: str, device: Device, rng: np.random
         assert any(
             not np.array_equal(values(forgetful)[name], array) for name, array in values(resumed).items()
         )
+
+
+@pytest.mark.parametrize(
+    "make", [AdamConfig, lambda **kw: AdamWConfig(weight_decay=0.1, **kw)], ids=["adam", "adamw"]
+)
+def test_capturable_keeps_the_step_count_on_the_device_with_the_same_values(
+    make: Any, device: Device, rng: np.random.Generator, mlp: Any
+) -> None:
+    """The count is one int tensor shared by the parameters of a step; the updates equal the default's
+    (the bias corrections are computed in double precision either way)."""
+    host, on_device = make().init(), make(capturable=True).init()
+    model_a = model_b = mlp(device)
+    for step in range(1, 4):
+        data = batch(device, rng, step)
+        model_a = host.step(0.05, model_a, grads_of(model_a, data))
+        model_b = on_device.step(0.05, model_b, grads_of(model_b, data))
+        for name, array in values(model_a).items():
+            np.testing.assert_allclose(values(model_b)[name], array, rtol=1e-6, atol=1e-7, err_msg=name)
+        counts = [state["time"] for state in on_device._states.values()]
+        assert all(count is counts[0] for count in counts)
+        assert isinstance(counts[0], Tensor)
+        assert counts[0].dtype is DType.I64
+        assert counts[0].to_data().to_numpy().tolist() == [step]
+    record = on_device.into_record()
+    assert all(entry["time"].to_numpy().tolist() == [3] for entry in record.values())  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match=r"state 'time' of parameter .*: expected an int, got TensorData"):
+        make().init().load_record(record)
+    with pytest.raises(ValueError, match=r"state 'time' of parameter .*: expected float or int TensorData"):
+        make(capturable=True).init().load_record(host.into_record())
+    swapped = make(capturable=True).init()
+    swapped._states = dict(host._states)  # as the other setting's optimizer left it
+    with pytest.raises(
+        ValueError, match="capturable=True keeps the step count as a tensor; the state holds int 3"
+    ):
+        swapped.step(0.05, model_a, grads_of(model_a, batch(device, rng)))
 
 
 def test_record_holds_host_data_by_param_id(device: Device, rng: np.random.Generator, mlp: Any) -> None:
@@ -469,7 +506,7 @@ def test_load_record_rejects_records_that_do_not_fit(
     with pytest.raises(ValueError, match=r"state 'time' of parameter .*: expected an int, got float"):
         adam.load_record({key: {**record[key], "time": 1.0}})
     with pytest.raises(
-        ValueError, match=r"state 'moment_1' of parameter .*: expected float TensorData, got list"
+        ValueError, match=r"state 'moment_1' of parameter .*: expected float or int TensorData, got list"
     ):
         adam.load_record({key: {**record[key], "moment_1": [1.0]}})
     with pytest.raises(ValueError, match="expected a dict record"):

@@ -153,6 +153,22 @@ TORCH_CASES: dict[str, tuple[Any, float, str, dict[str, Any]]] = {
         "AdamW",
         {"betas": (0.9, 0.95), "eps": 1e-7, "weight_decay": 0.5, "amsgrad": True},
     ),
+    # the step count on the device: the same trajectories
+    "adam_capturable": (AdamConfig(epsilon=1e-8, capturable=True), 0.01, "Adam", {"eps": 1e-8}),
+    "adam_amsgrad_weight_decay_capturable": (
+        AdamConfig(
+            beta_1=0.8, beta_2=0.99, epsilon=1e-6, amsgrad=True, weight_decay=_wd(0.1), capturable=True
+        ),
+        0.01,
+        "Adam",
+        {"betas": (0.8, 0.99), "eps": 1e-6, "amsgrad": True, "weight_decay": 0.1},
+    ),
+    "adamw_capturable": (
+        AdamWConfig(beta_1=0.0, epsilon=1e-8, weight_decay=0.1, capturable=True),
+        0.01,
+        "AdamW",
+        {"betas": (0.0, 0.999), "eps": 1e-8, "weight_decay": 0.1},
+    ),
     "adagrad": (
         AdaGradConfig(lr_decay=0.1, epsilon=1e-10, weight_decay=_wd(0.05)),
         0.1,
@@ -402,6 +418,11 @@ REFERENCE_CASES: dict[str, tuple[Any, Callable[[Any], Callable[..., Any]], float
     ),
     "adamw_cautious": (
         AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=True),
+        cautious_adamw_reference,
+        0.01,
+    ),
+    "adamw_cautious_capturable": (
+        AdamWConfig(epsilon=1e-8, weight_decay=0.5, cautious_weight_decay=True, capturable=True),
         cautious_adamw_reference,
         0.01,
     ),

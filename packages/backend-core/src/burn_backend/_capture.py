@@ -11,7 +11,7 @@ placed where a replay writes), and each later call copies its inputs into those 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -39,8 +39,9 @@ class StepCapture(Protocol):
         recorded) where the work cannot be recorded; any other error of ``body`` propagates."""
         ...
 
-    def copy_into(self, target: Any, source: Any) -> None:
-        """Copy ``source``'s values into ``target`` (same shape and dtype), ordered before a replay."""
+    def copy_into(self, targets: Sequence[Any], sources: Sequence[Any]) -> None:
+        """Copy each source's values into its target (same shape and dtype), ordered before a replay
+        (one call for every argument of a step: a backend can batch the copies)."""
         ...
 
     def replay(self) -> None:

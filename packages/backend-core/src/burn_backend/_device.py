@@ -16,7 +16,7 @@ class Device:
     ``"autodiff-cuda:1"``.
     """
 
-    __slots__ = ("backend", "index")
+    __slots__ = ("_hash", "backend", "index")
 
     backend: Backend
     index: int
@@ -36,7 +36,18 @@ class Device:
         return self.index == other.index and self.backend == other.backend
 
     def __hash__(self) -> int:
-        return hash((self.backend, self.index))
+        # computed once: a backend's hash walks its settings (and its inner backends'), and devices are
+        # hashed at every op of some paths (replay's call signatures)
+        try:
+            return self._hash  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:
+            value = hash((self.backend, self.index))
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    def __reduce__(self) -> tuple[type[Device], tuple[Backend, int]]:
+        # not the cached hash: hashes of strings differ between processes
+        return (Device, (self.backend, self.index))
 
     def __repr__(self) -> str:
         return f"Device({self.backend!r}, {self.index})"

@@ -14,7 +14,7 @@ the drawing kernel, so each replay draws new values, the values the same step ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from burn_backend.kit import CaptureError
@@ -70,12 +70,13 @@ class CudaStepCapture:
         self.graph = graph
         return result
 
-    def copy_into(self, target: Array, source: Array) -> None:
+    def copy_into(self, targets: Sequence[Array], sources: Sequence[Array]) -> None:
         with cp.cuda.Device(self.index):
-            if source.flags.c_contiguous and target.flags.c_contiguous:
-                target.data.copy_from_device_async(source.data, source.nbytes)
-            else:
-                target[...] = source
+            for target, source in zip(targets, sources, strict=True):
+                if source.flags.c_contiguous and target.flags.c_contiguous:
+                    target.data.copy_from_device_async(source.data, source.nbytes)
+                else:
+                    target[...] = source
 
     def replay(self) -> None:
         if self.graph is None:

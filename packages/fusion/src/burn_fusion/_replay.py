@@ -14,14 +14,20 @@ identity, such as functions and locks, count by their type):
    recording: no Python of the function runs. It returns new tensors over the recording's outputs.
 
 A replay overwrites the outputs of the previous call of its signature; any of those still referenced
-(by a tensor, or a pending op) is first copied out, so values once returned never change. What cannot be
+(by a tensor, or a pending op) is first copied out, so values once returned never change. An output
+passed back in as an argument (the model a training step returns) reads its argument copy from then
+on, so the loop ``model = step(model, ...)`` copies nothing out. Tensors the function stores in its
+arguments' objects (an optimizer's state) hold the recording's buffers: each replay advances them, as
+each call of the function would. What cannot be
 recorded (a value read on the host, an op the backend cannot record) makes the capture fail: that
 signature then always runs eagerly, correctly. Where the tensors are on no Fusion layer, or the inner
 backend cannot capture (NdArray), every call runs eagerly.
 
 The function must compute the same ops for the same signature (no branch on values it reads, on a
 counter or on the time) and read tensors only from its arguments: a tensor it reads from elsewhere is
-recorded as it is at capture time (its memory, not its later values).
+recorded as it is at capture time (its memory, not its later values). A counter kept as a plain value
+among the arguments (an optimizer's step count) makes every signature new: nothing is captured, and a
+warning says so; ``AdamConfig(capturable=True)`` keeps Adam's count on the device.
 """
 
 from __future__ import annotations
@@ -46,6 +52,9 @@ from ._tensor import FusionTensor, Node
 P = ParamSpec("P")
 R = TypeVar("R")
 
+_CHURN = 8  # new signatures in a row that earn a warning
+_PLAIN = frozenset({int, bool, str, type(None)})  # atoms that stand for themselves as they are
+
 # values that stand for themselves in a signature (never walked into)
 _ATOMS = (int, float, complex, bool, str, bytes, type(None), DType, enum.Enum, Device, Backend, type)
 
@@ -69,12 +78,13 @@ def replay(function: Callable[P, R] | None = None, *, warmup: int = 2, max_signa
         The wrapped function (usable as ``@replay`` or ``@replay(warmup=3)``).
 
     Example:
+        >>> optim = AdamConfig(capturable=True).init()  # the step count on the device
         >>> @replay
-        ... def forward_backward(model, images, targets):
+        ... def train_step(model, optim, images, targets):
         ...     loss = criterion(model(images), targets)
-        ...     return loss, GradientsParams.from_grads(loss.backward(), model)
-        >>> loss, grads = forward_backward(model, images, targets)  # doctest: +SKIP
-        >>> model = optim.step(1e-3, model, grads)  # doctest: +SKIP
+        ...     grads = GradientsParams.from_grads(loss.backward(), model)
+        ...     return loss, optim.step(1e-3, model, grads)
+        >>> loss, model = train_step(model, optim, images, targets)  # doctest: +SKIP
     """
     if function is None:
         return functools.partial(replay, warmup=warmup, max_signatures=max_signatures)
@@ -104,13 +114,14 @@ class Replayed(Generic[P, R]):
         )
         self.refusal: CaptureError | None = None
         """Why the last capture failed (its ``__cause__`` is the error the step raised), if one did."""
-        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._entries: OrderedDict[_Signature, _Entry] = OrderedDict()
+        self._new_in_a_row = 0  # calls in a row with a signature not seen before
         self._lock = threading.RLock()
         functools.update_wrapper(self, function)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         leaves: list[Tensor] = []
-        key = _walk((args, kwargs), leaves, {})
+        key = _Signature(_walk((args, kwargs), leaves, {}))
         site = _site(leaves)
         if site is None:
             self.stats["eager"] += 1
@@ -121,14 +132,31 @@ class Replayed(Generic[P, R]):
                 entry = self._entries[key] = _Entry()
                 while len(self._entries) > self.max_signatures:
                     self._entries.popitem(last=False)[1].close()
+                self._new_in_a_row += 1
+                if self._new_in_a_row == _CHURN:
+                    warnings.warn(
+                        f"replay: no call signature recurs in {self._new_in_a_row} calls of {self._name()}, "
+                        "so nothing is captured: a plain value among the arguments changes at each call (a "
+                        "step count, as an optimizer's: use AdamConfig(capturable=True), or a float "
+                        "learning rate that a scheduler changes)",
+                        stacklevel=2,
+                    )
             else:
+                self._new_in_a_row = 0
                 self._entries.move_to_end(key)
             if entry.capture is not None:
-                self.stats["replayed"] += 1
-                return entry.replay(site, leaves, self.stats)  # type: ignore[no-any-return]
+                result = entry.replay(site, leaves, self.stats)
+                if result is not None:
+                    self.stats["replayed"] += 1
+                    return result  # type: ignore[no-any-return]
+                self.stats["eager"] += 1  # arguments aliased otherwise than at capture
+                return self.function(*args, **kwargs)
             if entry.eager_only or entry.calls < self.warmup or not entry.stable:
                 return self._traced(entry, site, args, kwargs)
             return self._capture(entry, site, leaves, args, kwargs)
+
+    def _name(self) -> str:
+        return getattr(self.function, "__qualname__", repr(self.function))
 
     def _traced(self, entry: _Entry, site: _Site, args: Any, kwargs: Any) -> R:
         """Run the function eagerly; until the signature is captured, trace the streams it runs."""
@@ -159,10 +187,10 @@ class Replayed(Generic[P, R]):
         inputs: list[tuple[Node, Any]] = []  # (node, its own value)
         statics: dict[int, Any] = {}
         for leaf in leaves:
-            node = _fusion_tensor(leaf).node
+            fusion_tensor = _fusion_tensor(leaf)
+            node = fusion_tensor.node
             if id(node) not in statics:
-                value = node.value
-                assert value is not None
+                value = fusion_tensor.materialize()
                 statics[id(node)] = node.value = capture.static_copy(value)
                 inputs.append((node, value))
             entry.statics.append(statics[id(node)])
@@ -185,8 +213,7 @@ class Replayed(Generic[P, R]):
             entry.eager_only = True
             self.stats["refused"] += 1
             self.refusal = error
-            name = getattr(self.function, "__qualname__", repr(self.function))
-            warnings.warn(f"replay: {name} runs eagerly for this signature: {error}", stacklevel=3)
+            warnings.warn(f"replay: {self._name()} runs eagerly for this signature: {error}", stacklevel=3)
             return self._traced(entry, site, args, kwargs)
         finally:
             for node, value in inputs:
@@ -197,6 +224,23 @@ class Replayed(Generic[P, R]):
         self.stats["captured"] += 1
         first: R = entry.fresh()
         return first
+
+
+class _Signature:
+    """A call signature as a dict key: its hash computed once (a signature holds hundreds of values, and
+    each lookup of a plain tuple would hash them all again)."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Signature) and self._hash == other._hash and self.value == other.value
 
 
 class _Entry:
@@ -211,8 +255,14 @@ class _Entry:
         self.statics: list[Any] = []
         """The capture's copy of each tensor argument, in the order of the call's tensors."""
         self.template: Any = None
+        self.plan: _Plan | None = None
+        """How ``fresh`` rebuilds the template with new tensors."""
         self.outputs: list[_Output] = []
         self.handed: list[tuple[weakref.ref[FusionTensor], Node]] = []
+        """The tensors the last call returned (their nodes hold the recording's output buffers)."""
+        self.lent: list[tuple[weakref.ref[FusionTensor], Node, Any]] = []
+        """Returned tensors passed back in as arguments: their nodes read the argument copy since, so
+        that the replay may overwrite their output buffers (taken back before the copy is refilled)."""
 
     def adopt(self, result: Any, values: list[Any]) -> None:
         """Take the captured call's ``result``, whose tensors are over the recording's output ``values``.
@@ -226,20 +276,46 @@ class _Entry:
                 output.template = replacements[id(tensor)] = output.tensor(None)
                 self.outputs.append(output)
         self.template = _rebuild(result, replacements, {})
+        self.plan = _plan(self.template, {id(t) for t in replacements.values()}, {})
 
     def replay(self, site: _Site, leaves: list[Tensor], stats: dict[str, int]) -> Any:
+        """Copy the call's tensors into the recording's argument copies and replay it; ``None`` (nothing
+        done) where two different tensors would go to one copy (they were one tensor at capture)."""
         capture = self.capture
         assert capture is not None
         site.flush()  # pending ops reading the previous outputs run before the replay overwrites them
-        for ref, node in self.handed:  # outputs still in use keep their values
-            if ref() is not None:
+        filled: dict[int, Any] = {}
+        arguments = []
+        for leaf, static in zip(leaves, self.statics, strict=True):
+            fusion_tensor = _fusion_tensor(leaf)
+            node = filled.get(id(static))
+            if node is None:
+                fusion_tensor.materialize()
+                filled[id(static)] = fusion_tensor.node
+                arguments.append((fusion_tensor.node, static))  # each copy filled once
+            elif node is not fusion_tensor.node:
+                return None
+        for ref, node, static in self.lent:  # copies about to be refilled: values still in use move out
+            if ref() is not None and node.value is static:
+                node.value = capture.detach(static)
+                stats["detached"] += 1
+        handed = {id(node): ref for ref, node in self.handed}
+        self.lent = []
+        targets, sources = [], []
+        for node, static in arguments:
+            if node.value is not static:
+                targets.append(static)
+                sources.append(node.value)
+                passed_back = handed.pop(id(node), None)
+                if passed_back is not None:  # the last call's output passed back in: it reads the copy now
+                    node.value = static
+                    self.lent.append((passed_back, node, static))
+        capture.copy_into(targets, sources)
+        for ref, node in self.handed:  # other outputs still in use keep their values
+            if id(node) in handed and ref() is not None:
                 node.value = capture.detach(node.value)
                 stats["detached"] += 1
         self.handed = []
-        for leaf, static in zip(leaves, self.statics, strict=True):
-            value = _fusion_tensor(leaf).materialize()
-            if value is not static:
-                capture.copy_into(static, value)
         capture.replay()
         return self.fresh()
 
@@ -247,8 +323,8 @@ class _Entry:
         """The template with new tensors over the recording's outputs, for the caller (copied out before
         the next replay if still in use)."""
         handed = self.handed
-        replacements = {id(output.template): output.tensor(handed) for output in self.outputs}
-        return _rebuild(self.template, replacements, {})
+        tensors = {id(output.template): output.tensor(handed) for output in self.outputs}
+        return self.template if self.plan is None else _run_plan(self.plan, tensors, {})
 
     def close(self) -> None:
         if self.capture is not None:
@@ -264,6 +340,7 @@ class _Output:
         self.template = template
         self.value = value
         self.layers = _layers(template)
+        self.require_grad = template.is_require_grad()  # a parameter the step returns stays a leaf
         fusion_tensor = _fusion_tensor(template)
         self.shape, self.dtype, self.device = fusion_tensor.shape, fusion_tensor.dtype, fusion_tensor._device
 
@@ -276,7 +353,8 @@ class _Output:
         for layer in reversed(self.layers):
             primitive = layer.wrap(primitive)
         template = self.template
-        return type(template).from_primitive(primitive, template._device)
+        tensor = type(template).from_primitive(primitive, template._device)
+        return tensor.require_grad() if self.require_grad else tensor
 
 
 class _Site:
@@ -299,41 +377,53 @@ class _Site:
         return capture
 
 
+_Stack = tuple[tuple[BackendDecorator, ...], Fusion | None, Device | None]
+_stacks: dict[int, tuple[Device, _Stack]] = {}
+
+
+def _stack(device: Device) -> _Stack:
+    """The decorators above ``device``'s Fusion layer (outermost first), that layer and its device;
+    ``((), None, None)`` where the stack has no Fusion layer under decorators alone. Found once per
+    device object: an equal device of another backend object has layers (and streams) of its own."""
+    cached = _stacks.get(id(device))
+    if cached is not None and cached[0] is device:
+        return cached[1]
+    layers = []
+    backend, at = device.backend, device
+    while not isinstance(backend, Fusion) and isinstance(backend, BackendDecorator):
+        layers.append(backend)
+        at = backend.inner_device(at)
+        backend = backend.inner
+    stack: _Stack = (tuple(layers), backend, at) if isinstance(backend, Fusion) else ((), None, None)
+    _stacks[id(device)] = (device, stack)  # the device kept: its id is not reused while cached
+    return stack
+
+
 def _site(leaves: list[Tensor]) -> _Site | None:
     """The Fusion layer under every tensor of the call, where they share one with a capturing inner
     backend; else ``None`` (the call runs eagerly)."""
     site: _Site | None = None
     for leaf in leaves:
-        device = leaf._device
-        backend = device.backend
-        while not isinstance(backend, Fusion):
-            if not isinstance(backend, BackendDecorator):
-                return None
-            device = backend.inner_device(device)
-            backend = backend.inner
+        _, fusion, device = _stack(leaf._device)
+        if fusion is None or device is None:
+            return None
         if site is None:
-            if not hasattr(backend.inner, CAPTURE_HOOK):
+            if not hasattr(fusion.inner, CAPTURE_HOOK):
                 return None
-            site = _Site(backend, device)
-        elif site.fusion is not backend or site.device != device:
+            site = _Site(fusion, device)
+        elif site.fusion is not fusion or site.device != device:
             return None
     return site
 
 
-def _layers(tensor: Tensor) -> list[BackendDecorator]:
+def _layers(tensor: Tensor) -> tuple[BackendDecorator, ...]:
     """The decorators above the Fusion layer of ``tensor``'s stack, outermost first."""
-    layers = []
-    backend = tensor._device.backend
-    while not isinstance(backend, Fusion):
-        assert isinstance(backend, BackendDecorator)
-        layers.append(backend)
-        backend = backend.inner
-    return layers
+    return _stack(tensor._device)[0]
 
 
 def _fusion_tensor(tensor: Tensor) -> FusionTensor:
     primitive = tensor._primitive
-    for layer in _layers(tensor):
+    for layer in _stack(tensor._device)[0]:
         primitive = layer.unwrap(primitive)
     if type(primitive) is not FusionTensor:
         raise TypeError(
@@ -399,11 +489,17 @@ def _walk(value: Any, leaves: list[Tensor], seen: dict[int, int]) -> Hashable:
         return value if kind is not float or value == value else ("nan",)
     if category == _TENSOR:
         leaves.append(value)
-        return (kind, tuple(value._primitive.shape), value.dtype, value._device, value.is_require_grad())
+        primitive, device = value._primitive, value._device
+        tracked = device.backend.is_autodiff and value.is_require_grad()
+        return (kind, tuple(primitive.shape), primitive.dtype, device, tracked)
+    # plain values are most fields of a model: taken as they are, without a call
     if category == _SEQUENCE:
-        return (kind, tuple([_walk(item, leaves, seen) for item in value]))
+        return (kind, tuple([i if type(i) in _PLAIN else _walk(i, leaves, seen) for i in value]))
     if category == _DICT:
-        return (dict, tuple([(name, _walk(item, leaves, seen)) for name, item in value.items()]))
+        return (
+            dict,
+            tuple([(n, i if type(i) in _PLAIN else _walk(i, leaves, seen)) for n, i in value.items()]),
+        )
     if category == _VALUE:
         return value  # type: ignore[no-any-return]
     if category == _OPAQUE:
@@ -412,14 +508,17 @@ def _walk(value: Any, leaves: list[Tensor], seen: dict[int, int]) -> Hashable:
     if ident in seen:
         return ("seen", seen[ident])
     seen[ident] = len(seen)
-    return (kind, tuple([(name, _walk(item, leaves, seen)) for name, item in _fields(value)]))
+    return (kind, tuple([(n, i if type(i) in _PLAIN else _walk(i, leaves, seen)) for n, i in _fields(value)]))
 
 
 def _fields(value: Any) -> list[tuple[str, Any]]:
     """The attributes of an object: its ``__dict__`` and its slots."""
     state = getattr(value, "__dict__", None)
     fields = list(state.items()) if isinstance(state, dict) else []
-    for name in _slot_names(type(value)):
+    names = _slots.get(type(value))
+    if names is None:
+        names = _slot_names(type(value))
+    for name in names:
         item = getattr(value, name, _fields)
         if item is not _fields:
             fields.append((name, item))
@@ -430,6 +529,95 @@ def _leaves(value: Any) -> list[Tensor]:
     leaves: list[Tensor] = []
     _walk(value, leaves, {})
     return leaves
+
+
+_plain_copy: dict[type, bool] = {}
+
+
+def _shallow_copy(value: Any) -> Any:
+    """``copy.copy(value)``; for a class that does not customize copying, without the copy protocol's
+    detour (a replayed step rebuilds every module and parameter it returns)."""
+    kind = type(value)
+    plain = _plain_copy.get(kind)
+    if plain is None:
+        plain = _plain_copy[kind] = not any(
+            getattr(kind, name, None) is not getattr(object, name, None)
+            for name in ("__copy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__new__")
+        )
+    if not plain:
+        return copy.copy(value)
+    new = object.__new__(kind)
+    state = getattr(value, "__dict__", None)
+    if state is not None:
+        new.__dict__.update(state)
+    for name in _slot_names(kind):
+        item = getattr(value, name, _fields)
+        if item is not _fields:
+            object.__setattr__(new, name, item)
+    return new
+
+
+_Plan = tuple[Any, ...]
+"""How ``_Entry.fresh`` rebuilds a result: ``(_TENSOR, id)`` for an output tensor, else ``(category,
+value, [(key, plan), ...])`` for a container or object and those of its entries that hold an output."""
+
+
+def _plan(value: Any, outputs: set[int], memo: dict[int, _Plan | None]) -> _Plan | None:
+    """The rebuilding plan of ``value`` for the tensors whose ids are in ``outputs`` (``None``: it holds
+    none of them, and is kept as it is)."""
+    kind = type(value)
+    category = _categories.get(kind)
+    if category is None:
+        category = _category(kind)
+    if category == _TENSOR:
+        return (_TENSOR, id(value)) if id(value) in outputs else None
+    if category in (_ATOM, _VALUE, _OPAQUE):
+        return None
+    ident = id(value)
+    if ident in memo:
+        return memo[ident]
+    memo[ident] = None  # a cycle holds nothing more through itself
+    if category == _SEQUENCE:
+        entries: Any = enumerate(value)
+    elif category == _DICT:
+        entries = value.items()
+    else:
+        entries = _fields(value)
+    children = []
+    for key, item in entries:
+        child = _plan(item, outputs, memo)
+        if child is not None:
+            children.append((key, child))
+    plan = (category, value, children) if children else None
+    memo[ident] = plan
+    return plan
+
+
+def _run_plan(plan: _Plan, tensors: dict[int, Tensor], memo: dict[int, Any]) -> Any:
+    """The value of ``plan`` with its output tensors taken from ``tensors`` (by the template's ids);
+    every container and object on the way is a new shallow copy (made once where shared)."""
+    if plan[0] == _TENSOR:
+        return tensors[plan[1]]
+    category, value, children = plan
+    ident = id(value)
+    result = memo.get(ident)
+    if result is not None:
+        return result
+    if category == _SEQUENCE:
+        items = list(value)
+        for key, child in children:
+            items[key] = _run_plan(child, tensors, memo)
+        result = type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    elif category == _DICT:
+        result = dict(value)
+        for key, child in children:
+            result[key] = _run_plan(child, tensors, memo)
+    else:
+        result = _shallow_copy(value)
+        for key, child in children:
+            object.__setattr__(result, key, _run_plan(child, tensors, memo))
+    memo[ident] = result
+    return result
 
 
 def _rebuild(value: Any, replacements: dict[int, Tensor], memo: dict[int, Any]) -> Any:
@@ -458,7 +646,7 @@ def _rebuild(value: Any, replacements: dict[int, Tensor], memo: dict[int, Any]) 
         if fields:
             new = [(name, _rebuild(item, replacements, memo)) for name, item in fields]
             if any(a is not b for (_, a), (_, b) in zip(new, fields)):
-                result = copy.copy(value)
+                result = _shallow_copy(value)
                 for name, item in new:
                     object.__setattr__(result, name, item)
     memo[ident] = result

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from burn_backend import AdamOptions, Tensor
+from burn_backend import AdamOptions, DType, Kind, Tensor
 from burn_backend.optim import adam_step
 
 from ._clipping import GradientClippingConfig
@@ -16,7 +16,6 @@ from ._optimizer import (
     _OptimizerConfig,
     check_range,
     maximum,
-    state_int,
     state_tensor,
 )
 from ._weight_decay import WeightDecay, WeightDecayConfig
@@ -36,6 +35,10 @@ class AdamConfig(_OptimizerConfig):
         weight_decay: an L2 penalty added to the gradient (PyTorch ``Adam``'s ``weight_decay``), or
             ``None``; see ``AdamWConfig`` for decoupled decay.
         grad_clipping: clipping of each parameter's gradient, or ``None``.
+        capturable: keep the step count on the device (an int tensor in the state) and compute the bias
+            corrections there, as PyTorch's ``capturable=True``: a step replayed by
+            ``burn_fusion.replay`` then advances the count with the rest of its work. The values are
+            those of the default; eagerly, each step launches a few more small ops.
 
     Example:
         >>> optim = AdamConfig().with_weight_decay(WeightDecayConfig(1e-4)).init()
@@ -47,40 +50,114 @@ class AdamConfig(_OptimizerConfig):
     amsgrad: bool = False
     weight_decay: WeightDecayConfig | None = None
     grad_clipping: GradientClippingConfig | None = None
+    capturable: bool = False
 
     def build(self) -> Adam:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
         return Adam(self)
 
 
+Time = int | Tensor
+"""A step count: an int, or (capturable) an int tensor of one element on the parameter's device."""
+
+Scalar = float | Tensor
+"""A constant of the update: a float, or (capturable) a one-element tensor broadcast to the parameter."""
+
+
 class _AdaptiveMomentum:
     """The moment estimates Adam and AdamW share, and the bias-corrected step they give."""
 
-    def __init__(self, owner: str, beta_1: float, beta_2: float, epsilon: float, amsgrad: bool) -> None:
+    def __init__(
+        self, owner: str, beta_1: float, beta_2: float, epsilon: float, amsgrad: bool, capturable: bool
+    ) -> None:
         check_range(owner, "beta_1", beta_1, 0.0, 1.0, high_open=True)
         check_range(owner, "beta_2", beta_2, 0.0, 1.0, high_open=True)
         check_range(owner, "epsilon", epsilon)
+        self.owner = owner
         self.beta_1 = float(beta_1)
         self.beta_2 = float(beta_2)
         self.epsilon = float(epsilon)
         self.amsgrad = bool(amsgrad)
+        self.capturable = bool(capturable)
 
     def fields(self) -> dict[str, type]:
-        fields: dict[str, type] = {"time": int, "moment_1": Tensor, "moment_2": Tensor}
+        fields: dict[str, type] = {
+            "time": Tensor if self.capturable else int,
+            "moment_1": Tensor,
+            "moment_2": Tensor,
+        }
         if self.amsgrad:
             fields["max_moment_2"] = Tensor
         return fields
 
+    def check(self, rule: str, state: OptimizerState, tensor: Tensor) -> None:
+        """Raise ``ValueError`` unless ``state`` (restored from a record) fits ``tensor``: float moments
+        of its shape, and a step count of this setting (an int; capturable, an int tensor of one
+        element)."""
+        for name, value in state.items():
+            if name == "time":
+                if isinstance(value, Tensor) != self.capturable or (
+                    isinstance(value, Tensor) and (value.dims() != [1] or value.dtype.kind is not Kind.INT)
+                ):
+                    wanted = "an int tensor of shape [1]" if self.capturable else "an int"
+                    got = f"{value.dims()} {value.dtype}" if isinstance(value, Tensor) else repr(value)
+                    raise ValueError(
+                        f"{rule}: with capturable={self.capturable} the step count is {wanted}, got {got}"
+                    )
+            elif isinstance(value, Tensor):
+                if value.shape != tensor.shape:
+                    raise ValueError(
+                        f"{rule}: the state entry {name!r} has shape {value.dims()}, the parameter "
+                        f"{tensor.dims()}"
+                    )
+                if value.dtype.kind is not Kind.FLOAT:
+                    raise ValueError(f"{rule}: the state entry {name!r} is {value.dtype}, expected floats")
+
+    def next_time(self, state: OptimizerState | None, like: Tensor) -> Time:
+        """The number of this step: 1 at the first, else the state's plus one (on the device of
+        ``like`` when capturable)."""
+        if state is None:
+            return Tensor.ones([1], like.device, DType.I64) if self.capturable else 1
+        time = state["time"]
+        if isinstance(time, Tensor) != self.capturable:
+            kind = "a tensor" if self.capturable else "an int"
+            raise ValueError(
+                f"{self.owner}: capturable={self.capturable} keeps the step count as {kind}; the state "
+                f"holds {type(time).__name__} {time!r} (from an optimizer with the other setting)"
+            )
+        if isinstance(time, Tensor):
+            if time.device != like.device:
+                time = time.to_device(like.device)
+            return time.add_scalar(1)
+        return time + 1
+
+    def corrections(self, time: Time, lr: float, like: Tensor) -> tuple[Scalar, Scalar]:
+        """``sqrt(1 - β2^t)`` and ``lr / (1 - β1^t)``, computed in double precision: floats for an int
+        ``time``; for a tensor, one-element tensors of ``like``'s dtype and rank, computed on the
+        device."""
+        if isinstance(time, int):
+            return math.sqrt(1.0 - self.beta_2**time), lr / (1.0 - self.beta_1**time)
+        exponent = time.cast(DType.F64)
+        power_1 = (
+            exponent.mul_scalar(math.log(self.beta_1)).exp() if self.beta_1 > 0 else exponent.mul_scalar(0.0)
+        )
+        power_2 = (
+            exponent.mul_scalar(math.log(self.beta_2)).exp() if self.beta_2 > 0 else exponent.mul_scalar(0.0)
+        )
+        root_2 = power_2.neg().add_scalar(1.0).sqrt()
+        step = power_1.neg().add_scalar(1.0).recip().mul_scalar(lr)
+        shape = [1] * len(like.shape)
+        return root_2.cast(like.dtype).reshape(shape), step.cast(like.dtype).reshape(shape)
+
     def update(self, grad: Tensor, state: OptimizerState | None) -> OptimizerState:
         """The moments after ``grad`` (from zero: the first are ``(1 - β1) g`` and ``(1 - β2) g²``)."""
         b1, b2 = self.beta_1, self.beta_2
+        time = self.next_time(state, grad)
         if state is None:
-            time = 1
             moment_1 = grad.mul_scalar(1.0 - b1)
             moment_2 = grad.square().mul_scalar(1.0 - b2)
             max_moment_2 = moment_2
         else:
-            time = state_int(state, "time") + 1
             moment_1 = state_tensor(state, "moment_1").mul_scalar(b1).add(grad.mul_scalar(1.0 - b1))
             moment_2 = state_tensor(state, "moment_2").mul_scalar(b2).add(grad.square().mul_scalar(1.0 - b2))
             if self.amsgrad:
@@ -100,10 +177,13 @@ class _AdaptiveMomentum:
         decoupled: bool,
     ) -> list[tuple[Tensor, OptimizerState | None]]:
         """Every parameter's update by the backend's ``float_adam_step``, one call per device, dtype and
-        step number (the moments and bias corrections of ``update`` and ``change``, the same values)."""
+        step number (the moments and bias corrections of ``update`` and ``change``, the same values);
+        capturable, the same arithmetic as tensor ops, with the step counts on the device."""
+        if self.capturable:
+            return self._step_many_on_device(lr, tensors, grads, states, weight_decay, decoupled)
         groups: dict[tuple[Any, ...], list[int]] = {}
         for i, (tensor, state) in enumerate(zip(tensors, states, strict=True)):
-            time = 1 if state is None else state_int(state, "time") + 1
+            time = self.next_time(state, tensor)
             groups.setdefault((tensor.device, tensor.dtype, time), []).append(i)
         results: list[tuple[Tensor, OptimizerState | None]] = [None] * len(tensors)  # type: ignore[list-item]
         for (_, _, time), members in groups.items():
@@ -121,15 +201,62 @@ class _AdaptiveMomentum:
                 results[i] = (tensor, {"time": time, "moment_1": moment_1, "moment_2": moment_2})
         return results
 
+    def _step_many_on_device(
+        self,
+        lr: float,
+        tensors: Sequence[Tensor],
+        grads: Sequence[Tensor],
+        states: Sequence[OptimizerState | None],
+        weight_decay: float,
+        decoupled: bool,
+    ) -> list[tuple[Tensor, OptimizerState | None]]:
+        """``OptimizerOps.float_adam_step``'s arithmetic, in its order, with the step-dependent constants
+        as device tensors; parameters whose states share one step-count tensor (as those this method
+        returns do) share its constants."""
+        b1, b2 = self.beta_1, self.beta_2
+        keep = 1.0 - lr * weight_decay if decoupled else 1.0
+        times: dict[tuple[Any, ...], Time] = {}
+        constants: dict[tuple[Any, ...], tuple[Scalar, Scalar]] = {}
+        results: list[tuple[Tensor, OptimizerState | None]] = []
+        for tensor, grad, state in zip(tensors, grads, states, strict=True):
+            counter = None if state is None else state["time"]
+            where = (id(counter), tensor.device)
+            time = times.get(where)
+            if time is None:
+                time = times[where] = self.next_time(state, tensor)
+            layout = (*where, tensor.dtype, len(tensor.shape))
+            if layout not in constants:
+                constants[layout] = self.corrections(time, lr, tensor)
+            root_2, step = constants[layout]
+            if weight_decay and not decoupled:
+                grad = tensor.mul_scalar(weight_decay).add(grad)
+            moment_1 = grad.mul_scalar(1.0 - b1)
+            moment_2 = grad.mul(grad).mul_scalar(1.0 - b2)
+            if state is not None:
+                moment_1 = state_tensor(state, "moment_1").mul_scalar(b1).add(moment_1)
+                moment_2 = state_tensor(state, "moment_2").mul_scalar(b2).add(moment_2)
+            denominator = _divide(moment_2.sqrt(), root_2).add_scalar(self.epsilon)
+            change = _multiply(moment_1.div(denominator), step)
+            kept = tensor if keep == 1.0 else tensor.mul_scalar(keep)
+            results.append((kept.sub(change), {"time": time, "moment_1": moment_1, "moment_2": moment_2}))
+        return results
+
     def change(self, state: OptimizerState, lr: float) -> Tensor:
         """``lr m̂ / (sqrt(v̂) + ε)``, the bias-corrected step (with ``v`` the maximum for AMSGrad), in
         PyTorch's arrangement: ``lr / (1 - β1^t)`` times ``m / (sqrt(v) / sqrt(1 - β2^t) + ε)``."""
-        time = state_int(state, "time")
-        correction_1 = 1.0 - self.beta_1**time
-        correction_2 = 1.0 - self.beta_2**time
+        moment_1 = state_tensor(state, "moment_1")
+        root_2, step = self.corrections(state["time"], lr, moment_1)
         moment_2 = state_tensor(state, "max_moment_2" if self.amsgrad else "moment_2")
-        denominator = moment_2.sqrt().div_scalar(math.sqrt(correction_2)).add_scalar(self.epsilon)
-        return state_tensor(state, "moment_1").div(denominator).mul_scalar(lr / correction_1)
+        denominator = _divide(moment_2.sqrt(), root_2).add_scalar(self.epsilon)
+        return _multiply(moment_1.div(denominator), step)
+
+
+def _divide(tensor: Tensor, by: Scalar) -> Tensor:
+    return tensor.div(by) if isinstance(by, Tensor) else tensor.div_scalar(by)
+
+
+def _multiply(tensor: Tensor, by: Scalar) -> Tensor:
+    return tensor.mul(by) if isinstance(by, Tensor) else tensor.mul_scalar(by)
 
 
 class Adam(Optimizer):
@@ -138,7 +265,7 @@ class Adam(Optimizer):
 
     def __init__(self, config: AdamConfig) -> None:
         self.momentum = _AdaptiveMomentum(
-            "AdamConfig", config.beta_1, config.beta_2, config.epsilon, config.amsgrad
+            "AdamConfig", config.beta_1, config.beta_2, config.epsilon, config.amsgrad, config.capturable
         )
         self.weight_decay = None if config.weight_decay is None else WeightDecay(config.weight_decay)
 
@@ -166,8 +293,13 @@ class Adam(Optimizer):
         return self.momentum.step_many(lr, tensors, grads, states, decay, False)
 
     def state_fields(self) -> dict[str, type]:
-        """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""
+        """``time`` (an int tensor when capturable), ``moment_1``, ``moment_2``, and ``max_moment_2``
+        with AMSGrad."""
         return self.momentum.fields()
+
+    def check_state(self, state: OptimizerState, tensor: Tensor) -> None:
+        """Moments of the parameter's shape, and a step count as the ``capturable`` setting keeps it."""
+        self.momentum.check(type(self).__name__, state, tensor)
 
 
 class AdamWConfig(_OptimizerConfig):
@@ -183,6 +315,7 @@ class AdamWConfig(_OptimizerConfig):
             (Cautious Weight Decay, arXiv:2510.12402).
         amsgrad: whether to divide by the running maximum of the second moment.
         grad_clipping: clipping of each parameter's gradient, or ``None``.
+        capturable: keep the step count on the device, as ``AdamConfig.capturable``.
     """
 
     beta_1: float = 0.9
@@ -192,6 +325,7 @@ class AdamWConfig(_OptimizerConfig):
     cautious_weight_decay: bool = False
     amsgrad: bool = False
     grad_clipping: GradientClippingConfig | None = None
+    capturable: bool = False
 
     def build(self) -> AdamW:
         """The bare update rule (without gradient clipping, which ``init`` adds)."""
@@ -205,7 +339,7 @@ class AdamW(Optimizer):
 
     def __init__(self, config: AdamWConfig) -> None:
         self.momentum = _AdaptiveMomentum(
-            "AdamWConfig", config.beta_1, config.beta_2, config.epsilon, config.amsgrad
+            "AdamWConfig", config.beta_1, config.beta_2, config.epsilon, config.amsgrad, config.capturable
         )
         check_range("AdamWConfig", "weight_decay", config.weight_decay)
         self.weight_decay = float(config.weight_decay)
@@ -242,5 +376,10 @@ class AdamW(Optimizer):
         return self.momentum.step_many(lr, tensors, grads, states, self.weight_decay, True)
 
     def state_fields(self) -> dict[str, type]:
-        """``time``, ``moment_1``, ``moment_2``, and ``max_moment_2`` with AMSGrad."""
+        """``time`` (an int tensor when capturable), ``moment_1``, ``moment_2``, and ``max_moment_2``
+        with AMSGrad."""
         return self.momentum.fields()
+
+    def check_state(self, state: OptimizerState, tensor: Tensor) -> None:
+        """Moments of the parameter's shape, and a step count as the ``capturable`` setting keeps it."""
+        self.momentum.check(type(self).__name__, state, tensor)

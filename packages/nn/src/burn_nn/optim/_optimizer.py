@@ -281,9 +281,9 @@ def _record_value(rule: str, key: str, name: str, value: Any, field: type) -> Te
         return value
     if isinstance(value, Tensor):
         value = value.to_data()
-    if not isinstance(value, TensorData) or value.kind is not Kind.FLOAT:
+    if not isinstance(value, TensorData) or value.kind is Kind.BOOL:
         what = value.dtype if isinstance(value, TensorData) else type(value).__name__
-        raise ValueError(f"{where}: expected float TensorData, got {what}")
+        raise ValueError(f"{where}: expected float or int TensorData, got {what}")
     return value
 
 
@@ -350,14 +350,17 @@ class _StepCollector(ModuleVisitor):
             return None
         state: OptimizerState = {}
         restored = False
+        # float entries (moments) follow the parameter's dtype; int ones (a step count on the device)
+        # keep theirs
         for name, value in stored.items():
             if isinstance(value, TensorData):
                 restored = True
-                value = Tensor.from_data(value.convert(tensor.dtype), tensor.device)
+                data = value.convert(tensor.dtype) if value.kind is Kind.FLOAT else value
+                value = Tensor.from_data(data, tensor.device)
             elif isinstance(value, Tensor):
                 if value.device != tensor.device:
                     value = value.to_device(tensor.device)
-                if value.dtype != tensor.dtype:
+                if value.dtype != tensor.dtype and value.dtype.kind is Kind.FLOAT:
                     value = value.cast(tensor.dtype)
             state[name] = value
         if restored:
