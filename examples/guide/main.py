@@ -117,8 +117,12 @@ def train(
         .build(MnistDataset.test(mnist_dir, seed=config.seed))
     )
 
+    # Adam's step count on the device: each training step is recorded once and replayed (one CUDA
+    # graph launch a step on autodiff-fusion-cuda); elsewhere the option changes nothing
+    replay = config.optimizer.capturable and len(devices) == 1
     builder = (
         LearnerBuilder(artifact_dir)
+        .with_step_replay(replay)
         .metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
         .metric_train_numeric(LossMetric())
@@ -167,7 +171,7 @@ def main() -> None:
         )
     config = TrainingConfig(
         model=ModelConfig(num_classes=10, hidden_size=512),
-        optimizer=AdamConfig(),
+        optimizer=AdamConfig(capturable=args.devices == 1 and can_replay(device)),
         num_epochs=args.epochs,
         batch_size=args.batch_size,
         num_workers=args.num_workers,
@@ -191,6 +195,15 @@ def main() -> None:
     assert item is not None
     image = ((item.image / 255.0 - MEAN) / STD).astype(np.float32)
     infer(args.artifact_dir, model.valid().devices()[0], image, int(item.label))
+
+
+def can_replay(device: Device) -> bool:
+    """Whether the training step can be replayed on ``device`` (a Fusion layer over Cuda)."""
+    try:
+        from burn_fusion import can_replay as fusion_can_replay
+    except ImportError:
+        return False
+    return fusion_can_replay(device)
 
 
 if __name__ == "__main__":

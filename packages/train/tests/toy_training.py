@@ -133,7 +133,11 @@ def run(
     builder_hook: Any = None,
     devices: list[Device] | None = None,
     dropout: float = 0.3,
+    lr: float | None = None,
+    capturable: bool = False,
 ) -> Module:
+    """Train the toy model (``lr``: a constant rate instead of the step schedule; ``capturable``: Adam's
+    step count on the device)."""
     devices = devices or [Autodiff(NdArray()).device()]
     device = devices[0]
     for each in devices:
@@ -162,8 +166,8 @@ def run(
         builder = builder.checkpoint(resume)
     if builder_hook is not None:
         builder = builder_hook(builder)
-    scheduler = StepLrSchedulerConfig(1e-2, 10, 0.5)
-    learner = builder.build(Model(device, dropout), AdamConfig().init(), scheduler)
+    scheduler = StepLrSchedulerConfig(1e-2, 10, 0.5) if lr is None else lr
+    learner = builder.build(Model(device, dropout), AdamConfig(capturable=capturable).init(), scheduler)
     return learner.fit(train_loader, valid_loader)
 
 

@@ -95,6 +95,18 @@ def replay(function: Callable[P, R] | None = None, *, warmup: int = 2, max_signa
     return Replayed(function, warmup, max_signatures)
 
 
+def can_replay(device: Device) -> bool:
+    """Whether ``replay`` can record steps whose tensors are on ``device``: its stack has a Fusion layer
+    (under decorators such as ``Autodiff``) over a backend with the step-capture hook (``Cuda``).
+
+    Example:
+        >>> can_replay(Autodiff(Fusion(NdArray())).device())  # NdArray cannot record its work
+        False
+    """
+    _, fusion, _ = _stack(device)
+    return fusion is not None and hasattr(fusion.inner, CAPTURE_HOOK)
+
+
 class Replayed(Generic[P, R]):
     """A function wrapped by ``replay``: call it as the function.
 

@@ -51,6 +51,7 @@ from ._state import (
     capture_rng,
     restore_rng,
 )
+from ._step_replay import replayed_step
 
 __all__ = ["Learner", "LearnerBuilder", "default_renderer"]
 
@@ -109,6 +110,7 @@ class LearnerBuilder:
         self._renderer: MetricsRenderer | None = None
         self._app_logger = True
         self._summary = False
+        self._step_replay = False
 
     # -- metrics ------------------------------------------------------------------------------------
     def _add(self, where: str, metric: Any, split: list[tuple[Any, bool]], numeric: bool) -> LearnerBuilder:
@@ -270,6 +272,19 @@ class LearnerBuilder:
         self._summary = True
         return self
 
+    def with_step_replay(self, enabled: bool = True) -> LearnerBuilder:
+        """Record each training step (``train_step`` and the optimizer step) once and replay it on the
+        device (``burn_fusion.replay``: one CUDA graph launch a step on ``autodiff-fusion-cuda``), where
+        the device's stack can; elsewhere steps run as usual. Validation steps are not replayed.
+
+        The step must not read values on the host (such a step runs eagerly, with a warning), the
+        learning rate must stay the same from step to step (each new rate is a new call signature), and
+        Adam's step count must live on the device (``AdamConfig(capturable=True)``). It does not combine
+        with several devices, ``distributed()`` or ``grads_accumulation``.
+        """
+        self._step_replay = bool(enabled)
+        return self
+
     def build(self, model: Module, optimizer: ModuleOptimizer, lr_scheduler: Any) -> Learner:
         """The learner of ``model`` with ``optimizer`` and ``lr_scheduler`` (a float for a constant
         rate, an ``LrScheduler``, or a scheduler config with ``init()``).
@@ -298,6 +313,14 @@ class LearnerBuilder:
             raise TypeError(
                 f"LearnerBuilder.build: expected a learning rate, an LrScheduler or its config, got "
                 f"{type(lr_scheduler).__name__}"
+            )
+        if self._step_replay and (
+            len(self._devices) > 1 or self._group is not None or self._grads_accumulation > 1
+        ):
+            raise ValueError(
+                "LearnerBuilder.build: with_step_replay() replays the step of one device with its "
+                f"optimizer step; it does not combine with {len(self._devices)} devices, distributed() "
+                f"or grads_accumulation({self._grads_accumulation})"
             )
         strategy = self._strategy
         if strategy is None and self._checkpointer is not None:
@@ -347,6 +370,7 @@ class Learner:
             raise ValueError(
                 "Learner: distributed() trains one device per process; pass one device to devices([...])"
             )
+        self._replayed = replayed_step(self.device) if builder._step_replay else None
         # checkpoints are written while the next epoch trains
         self._checkpointer = (
             None if builder._checkpointer is None else AsyncCheckpointer(builder._checkpointer)
@@ -457,8 +481,14 @@ class Learner:
             metric.clear()
         for batch in iterator:
             iteration += 1
-            if isinstance(loader, SplitLoader):
+            grads: GradientsParams | None = None  # None: the replayed step updated the model
+            if self._replayed is not None:
+                self._lr = self.lr_scheduler.step()
+                item, self.model = self._replayed(self.model, self.optimizer, self._lr, batch)
+                items = [item]
+            elif isinstance(loader, SplitLoader):
                 outputs, grads = data_parallel_step(self.model, self.devices, batch)
+                items = [output.item for output in outputs]
             else:
                 sync = self._sync if b._grads_accumulation == 1 else None  # else: averaged once summed
                 with contextlib.nullcontext() if sync is None else sync.watch(self.model):
@@ -467,8 +497,10 @@ class Learner:
                     raise TypeError(
                         f"Learner: train_step must return a TrainOutput, got {type(output).__name__}"
                     )
-                outputs, grads = [output], output.grads
-            if b._grads_accumulation > 1:
+                items, grads = [output.item], output.grads
+            if grads is None:
+                pass  # updated by the replayed step
+            elif b._grads_accumulation > 1:
                 accumulator.accumulate(self.model, grads)
                 accumulated += 1
                 if accumulated == b._grads_accumulation:
@@ -479,7 +511,7 @@ class Learner:
             progress = iterator.progress() if hasattr(iterator, "progress") else (iteration, iterations)
             metadata = MetricMetadata(progress, epoch, b._num_epochs, iteration, self._lr)
             metrics = [metric for metric, _ in b._train_metrics]
-            inputs = to_host([adapt(output.item, metric) for output in outputs for metric in metrics])
+            inputs = to_host([adapt(item, metric) for item in items for metric in metrics])
             entries: list[MetricEntry] = []
             for start in range(0, len(inputs), max(1, len(metrics))):  # each device's output updates them
                 entries = [

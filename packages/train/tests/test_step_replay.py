@@ -1,0 +1,88 @@
+"""``LearnerBuilder.with_step_replay``: the training step and the optimizer step as one replayed function.
+On the CPU the branch is forced (``burn_fusion.can_replay`` patched: NdArray cannot record, so every call
+runs the function) and must train exactly as the usual step; on a GPU the replayed run must equal the
+eager one bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("burn_autodiff")
+pytest.importorskip("burn_fusion")
+
+import toy_training as toy
+
+import burn_fusion
+from burn_autodiff import Autodiff
+from burn_fusion import Fusion
+from burn_ndarray import NdArray
+from burn_router import Router
+from burn_train import LearnerBuilder
+
+
+def _replayed(builder: LearnerBuilder) -> LearnerBuilder:
+    return builder.with_step_replay()
+
+
+def _logs(folder: Path) -> list[str]:
+    return [(folder / "train" / f"epoch-{e}" / "Loss.log").read_text() for e in (1, 2)]
+
+
+def test_the_replay_branch_trains_as_the_usual_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a Fusion layer of its own for each run: both compile their kernels after the same counts
+    usual = toy.run(
+        tmp_path / "usual", 2, devices=[Autodiff(Fusion(NdArray())).device()], workers=0, capturable=True
+    )
+    calls: list[Any] = []
+    monkeypatch.setattr(burn_fusion, "can_replay", lambda device: calls.append(device) or True)
+    device = Autodiff(Fusion(NdArray())).device()
+    replayed = toy.run(
+        tmp_path / "replayed", 2, devices=[device], workers=0, capturable=True, builder_hook=_replayed
+    )
+    assert calls == [device]
+    for name, value in toy.weights(usual).items():
+        np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
+    assert _logs(tmp_path / "replayed") == _logs(tmp_path / "usual")
+
+
+def test_without_a_recording_backend_the_option_changes_nothing(tmp_path: Path) -> None:
+    usual = toy.run(tmp_path / "usual", 2, workers=0)
+    replayed = toy.run(tmp_path / "replayed", 2, workers=0, builder_hook=_replayed)
+    for name, value in toy.weights(usual).items():
+        np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        lambda b: b.grads_accumulation(2),
+        lambda b: b.devices([Autodiff(Router(NdArray(), NdArray())).device(i) for i in (0, 1)]),
+    ],
+    ids=["accumulation", "devices"],
+)
+def test_replay_does_not_combine_with_several_steps_or_devices(tmp_path: Path, hook: Any) -> None:
+    with pytest.raises(ValueError, match=r"with_step_replay\(\) replays the step of one device"):
+        toy.run(tmp_path, 1, workers=0, builder_hook=lambda b: hook(b).with_step_replay())
+
+
+def test_replayed_learner_steps_equal_eager_ones_on_the_gpu(tmp_path: Path) -> None:
+    cuda = pytest.importorskip("burn_cuda")
+    from burn_cuda._cupy import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"needs an NVIDIA GPU through CuPy: {reason}")
+
+    def train(folder: Path, hook: Any = None) -> Any:
+        device = Autodiff(Fusion(cuda.Cuda())).device(0)
+        return toy.run(folder, 3, devices=[device], workers=0, lr=1e-2, capturable=True, builder_hook=hook)
+
+    eager = train(tmp_path / "eager")
+    replayed = train(tmp_path / "replayed", _replayed)
+    for name, value in toy.weights(eager).items():
+        np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
+    assert _logs(tmp_path / "replayed") == _logs(tmp_path / "eager")
