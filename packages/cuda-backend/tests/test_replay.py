@@ -138,6 +138,24 @@ def test_outputs_in_use_keep_their_values() -> None:
         np.testing.assert_allclose(plus.to_data().to_numpy(), np.exp(value * 2) + 1, rtol=1e-6)
 
 
+def test_arguments_returned_as_they_are_keep_their_values() -> None:
+    """An argument returned unchanged, or as a view (a reshape), is given memory of its own in the
+    recording: the next call's copy into the argument's buffer leaves it as it was."""
+    device = Fusion(Cuda()).device(0)
+
+    @replay
+    def passed(x: Tensor, targets: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        return x * 2.0, targets, targets.reshape([2, 3])
+
+    values = [(np.full(4, float(i), np.float32), np.arange(6) + i) for i in range(6)]
+    results = [passed(Tensor.from_data(x, device), Tensor.from_data(t, device)) for x, t in values]
+    assert passed.stats["replayed"] == 3, passed.stats
+    for (x, t), (doubled, same, view) in zip(values, results, strict=True):
+        np.testing.assert_array_equal(doubled.to_data().to_numpy(), x * 2)
+        np.testing.assert_array_equal(same.to_data().to_numpy(), t)
+        np.testing.assert_array_equal(view.to_data().to_numpy(), t.reshape(2, 3))
+
+
 def test_a_step_reading_the_host_runs_eagerly() -> None:
     device = Fusion(Cuda()).device(0)
 

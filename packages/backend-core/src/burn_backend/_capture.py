@@ -39,6 +39,11 @@ class StepCapture(Protocol):
         recorded) where the work cannot be recorded; any other error of ``body`` propagates."""
         ...
 
+    def output(self, primitive: Any) -> Any:
+        """Called in ``record``'s body for each output of the step: ``primitive``, or a copy recorded in
+        the step where it shares memory with an argument copy (which the next call refills)."""
+        ...
+
     def copy_into(self, targets: Sequence[Any], sources: Sequence[Any]) -> None:
         """Copy each source's values into its target (same shape and dtype), ordered before a replay
         (one call for every argument of a step: a backend can batch the copies)."""

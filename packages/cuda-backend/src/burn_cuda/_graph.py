@@ -38,12 +38,20 @@ class CudaStepCapture:
             self.pool = cp.cuda.MemoryPool()
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph: Any = None
+        self.statics: list[Array] = []
 
     def static_copy(self, primitive: Array) -> Array:
         with cp.cuda.Device(self.index), cp.cuda.using_allocator(self.pool.malloc):
             copy = cp.empty(primitive.shape, dtype=primitive.dtype)
             copy[...] = primitive
+        self.statics.append(copy)
         return copy
+
+    def output(self, primitive: Array) -> Array:
+        # an argument returned as it is, or a view of one: its own buffer, written by the graph
+        if any(cp.may_share_memory(primitive, static) for static in self.statics):
+            return primitive.copy()
+        return primitive
 
     def record(self, body: Callable[[], T]) -> T:
         if self.graph is not None:
@@ -90,6 +98,7 @@ class CudaStepCapture:
 
     def close(self) -> None:
         self.graph = None
+        self.statics = []
         self.pool.free_all_blocks()
 
 

@@ -216,7 +216,7 @@ class Replayed(Generic[P, R]):
                     other = _site([tensor])
                     if other is None or other.fusion is not site.fusion or other.device != site.device:
                         raise CaptureError(f"replay: an output {tensor.dims()} is not on the step's device")
-                    outputs.append(_fusion_tensor(tensor).materialize())
+                    outputs.append(capture.output(_fusion_tensor(tensor).materialize()))
                 return result, outputs
 
             result, outputs = capture.record(body)
