@@ -18,6 +18,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from data import MEAN, STD
@@ -117,12 +118,9 @@ def train(
         .build(MnistDataset.test(mnist_dir, seed=config.seed))
     )
 
-    # Adam's step count on the device: each training step is recorded once and replayed (one CUDA
-    # graph launch a step on autodiff-fusion-cuda); elsewhere the option changes nothing
-    replay = config.optimizer.capturable and len(devices) == 1
     builder = (
         LearnerBuilder(artifact_dir)
-        .with_step_replay(replay)
+        .with_step_replay(step_replay(device) if config.optimizer.capturable and len(devices) == 1 else None)
         .metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
         .metric_train_numeric(LossMetric())
@@ -171,7 +169,7 @@ def main() -> None:
         )
     config = TrainingConfig(
         model=ModelConfig(num_classes=10, hidden_size=512),
-        optimizer=AdamConfig(capturable=args.devices == 1 and can_replay(device)),
+        optimizer=AdamConfig(capturable=args.devices == 1 and step_replay(device) is not None),
         num_epochs=args.epochs,
         batch_size=args.batch_size,
         num_workers=args.num_workers,
@@ -197,13 +195,14 @@ def main() -> None:
     infer(args.artifact_dir, model.valid().devices()[0], image, int(item.label))
 
 
-def can_replay(device: Device) -> bool:
-    """Whether the training step can be replayed on ``device`` (a Fusion layer over Cuda)."""
+def step_replay(device: Device) -> Any:
+    """``burn_fusion.replay`` where it can record training steps on ``device`` (a Fusion layer over Cuda:
+    each step is then one CUDA graph launch, with Adam's step count on the device), else ``None``."""
     try:
-        from burn_fusion import can_replay as fusion_can_replay
+        from burn_fusion import can_replay, replay
     except ImportError:
-        return False
-    return fusion_can_replay(device)
+        return None
+    return replay if can_replay(device) else None
 
 
 if __name__ == "__main__":

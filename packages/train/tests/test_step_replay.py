@@ -1,7 +1,6 @@
-"""``LearnerBuilder.with_step_replay``: the training step and the optimizer step as one replayed function.
-On the CPU the branch is forced (``burn_fusion.can_replay`` patched: NdArray cannot record, so every call
-runs the function) and must train exactly as the usual step; on a GPU the replayed run must equal the
-eager one bit for bit."""
+"""``LearnerBuilder.with_step_replay``: the training step and the optimizer step as one function, wrapped
+by ``burn_fusion.replay``. On the CPU (NdArray cannot record, so every call runs the function) it must
+train exactly as the usual step; on a GPU the replayed run must equal the eager one bit for bit."""
 
 from __future__ import annotations
 
@@ -25,25 +24,35 @@ from burn_train import LearnerBuilder
 
 
 def _replayed(builder: LearnerBuilder) -> LearnerBuilder:
-    return builder.with_step_replay()
+    return builder.with_step_replay(burn_fusion.replay)
 
 
 def _logs(folder: Path) -> list[str]:
     return [(folder / "train" / f"epoch-{e}" / "Loss.log").read_text() for e in (1, 2)]
 
 
-def test_the_replay_branch_trains_as_the_usual_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_replayed_function_trains_as_the_usual_step(tmp_path: Path) -> None:
     # a Fusion layer of its own for each run: both compile their kernels after the same counts
     usual = toy.run(
         tmp_path / "usual", 2, devices=[Autodiff(Fusion(NdArray())).device()], workers=0, capturable=True
     )
-    calls: list[Any] = []
-    monkeypatch.setattr(burn_fusion, "can_replay", lambda device: calls.append(device) or True)
-    device = Autodiff(Fusion(NdArray())).device()
+    wrapped: list[Any] = []
+
+    def recorder(function: Any) -> Any:
+        replayed = burn_fusion.replay(function)
+        wrapped.append(replayed)
+        return replayed
+
     replayed = toy.run(
-        tmp_path / "replayed", 2, devices=[device], workers=0, capturable=True, builder_hook=_replayed
+        tmp_path / "replayed",
+        2,
+        devices=[Autodiff(Fusion(NdArray())).device()],
+        workers=0,
+        capturable=True,
+        builder_hook=lambda builder: builder.with_step_replay(recorder),
     )
-    assert calls == [device]
+    (step,) = wrapped
+    assert step.stats["eager"] == 24  # 12 batches an epoch, each run by the function
     for name, value in toy.weights(usual).items():
         np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
     assert _logs(tmp_path / "replayed") == _logs(tmp_path / "usual")
@@ -66,7 +75,9 @@ def test_without_a_recording_backend_the_option_changes_nothing(tmp_path: Path) 
 )
 def test_replay_does_not_combine_with_several_steps_or_devices(tmp_path: Path, hook: Any) -> None:
     with pytest.raises(ValueError, match=r"with_step_replay\(\) replays the step of one device"):
-        toy.run(tmp_path, 1, workers=0, builder_hook=lambda b: hook(b).with_step_replay())
+        toy.run(tmp_path, 1, workers=0, builder_hook=lambda b: _replayed(hook(b)))
+    with pytest.raises(TypeError, match=r"expected a step recorder such as burn_fusion\.replay, got bool"):
+        LearnerBuilder(tmp_path).with_step_replay(True)  # type: ignore[arg-type]
 
 
 def test_replayed_learner_steps_equal_eager_ones_on_the_gpu(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ from ._state import (
     capture_rng,
     restore_rng,
 )
-from ._step_replay import replayed_step
+from ._step_replay import StepReplay, train_and_update
 
 __all__ = ["Learner", "LearnerBuilder", "default_renderer"]
 
@@ -110,7 +110,7 @@ class LearnerBuilder:
         self._renderer: MetricsRenderer | None = None
         self._app_logger = True
         self._summary = False
-        self._step_replay = False
+        self._step_replay: StepReplay | None = None
 
     # -- metrics ------------------------------------------------------------------------------------
     def _add(self, where: str, metric: Any, split: list[tuple[Any, bool]], numeric: bool) -> LearnerBuilder:
@@ -272,17 +272,27 @@ class LearnerBuilder:
         self._summary = True
         return self
 
-    def with_step_replay(self, enabled: bool = True) -> LearnerBuilder:
-        """Record each training step (``train_step`` and the optimizer step) once and replay it on the
-        device (``burn_fusion.replay``: one CUDA graph launch a step on ``autodiff-fusion-cuda``), where
-        the device's stack can; elsewhere steps run as usual. Validation steps are not replayed.
+    def with_step_replay(self, replay: StepReplay | None) -> LearnerBuilder:
+        """Run each training step (``train_step`` and the optimizer step) as one function wrapped by
+        ``replay``, a recorder such as ``burn_fusion.replay``: on ``autodiff-fusion-cuda`` the step is
+        recorded once and replayed as one CUDA graph launch; where the device cannot record, the
+        function just runs. ``None`` turns it off. Validation steps are not replayed.
 
         The step must not read values on the host (such a step runs eagerly, with a warning), the
         learning rate must stay the same from step to step (each new rate is a new call signature), and
         Adam's step count must live on the device (``AdamConfig(capturable=True)``). It does not combine
         with several devices, ``distributed()`` or ``grads_accumulation``.
+
+        Example:
+            >>> from burn_fusion import replay
+            >>> builder = LearnerBuilder("artifacts").with_step_replay(replay)
         """
-        self._step_replay = bool(enabled)
+        if replay is not None and not callable(replay):
+            raise TypeError(
+                f"LearnerBuilder.with_step_replay: expected a step recorder such as burn_fusion.replay, "
+                f"got {type(replay).__name__}"
+            )
+        self._step_replay = replay
         return self
 
     def build(self, model: Module, optimizer: ModuleOptimizer, lr_scheduler: Any) -> Learner:
@@ -314,7 +324,7 @@ class LearnerBuilder:
                 f"LearnerBuilder.build: expected a learning rate, an LrScheduler or its config, got "
                 f"{type(lr_scheduler).__name__}"
             )
-        if self._step_replay and (
+        if self._step_replay is not None and (
             len(self._devices) > 1 or self._group is not None or self._grads_accumulation > 1
         ):
             raise ValueError(
@@ -370,7 +380,7 @@ class Learner:
             raise ValueError(
                 "Learner: distributed() trains one device per process; pass one device to devices([...])"
             )
-        self._replayed = replayed_step(self.device) if builder._step_replay else None
+        self._replayed = None if builder._step_replay is None else builder._step_replay(train_and_update)
         # checkpoints are written while the next epoch trains
         self._checkpointer = (
             None if builder._checkpointer is None else AsyncCheckpointer(builder._checkpointer)

@@ -1,19 +1,22 @@
-"""The Learner's training step recorded and replayed (``LearnerBuilder.with_step_replay``): the model's
-``train_step`` and the optimizer step as one function for ``burn_fusion.replay``."""
+"""The Learner's training step as one function (``LearnerBuilder.with_step_replay``): the model's
+``train_step`` and the optimizer step together, for a recorder such as ``burn_fusion.replay`` to record
+and replay."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from burn_backend import Device
 from burn_nn import Module
 from burn_nn.optim import ModuleOptimizer
 
 from ._output import TrainOutput
 
-ReplayedStep = Callable[[Module, ModuleOptimizer, float, Any], tuple[Any, Module]]
+TrainAndUpdate = Callable[[Module, ModuleOptimizer, float, Any], tuple[Any, Module]]
 """``(model, optimizer, lr, batch) -> (item, updated model)``."""
+
+StepReplay = Callable[[TrainAndUpdate], TrainAndUpdate]
+"""What records a step function and replays it: ``burn_fusion.replay``."""
 
 
 def train_and_update(model: Module, optimizer: ModuleOptimizer, lr: float, batch: Any) -> tuple[Any, Module]:
@@ -23,22 +26,3 @@ def train_and_update(model: Module, optimizer: ModuleOptimizer, lr: float, batch
     if not isinstance(output, TrainOutput):
         raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
     return output.item, optimizer.step(lr, model, output.grads)
-
-
-def replayed_step(device: Device) -> ReplayedStep | None:
-    """``train_and_update`` through ``burn_fusion.replay`` where ``device``'s stack can record it (a
-    Fusion layer over ``Cuda``); ``None`` elsewhere, where the Learner runs its step as usual.
-
-    Raises:
-        ImportError: burn-fusion is not installed.
-    """
-    try:
-        from burn_fusion import can_replay, replay
-    except ImportError:
-        raise ImportError(
-            "LearnerBuilder.with_step_replay: replaying steps needs burn-fusion (pip install burn-fusion)"
-        ) from None
-    if not can_replay(device):
-        return None
-    step: ReplayedStep = replay(train_and_update)
-    return step
