@@ -27,8 +27,12 @@ def _replayed(builder: LearnerBuilder) -> LearnerBuilder:
     return builder.with_step_replay(burn_fusion.replay)
 
 
-def _logs(folder: Path) -> list[str]:
-    return [(folder / "train" / f"epoch-{e}" / "Loss.log").read_text() for e in (1, 2)]
+def _logs(folder: Path, split: str = "train") -> list[str]:
+    return [
+        (folder / split / f"epoch-{e}" / name).read_text()
+        for e in (1, 2)
+        for name in ("Loss.log", "Accuracy.log")
+    ]
 
 
 def test_the_replayed_function_trains_as_the_usual_step(tmp_path: Path) -> None:
@@ -51,11 +55,13 @@ def test_the_replayed_function_trains_as_the_usual_step(tmp_path: Path) -> None:
         capturable=True,
         builder_hook=lambda builder: builder.with_step_replay(recorder),
     )
-    (step,) = wrapped
-    assert step.stats["eager"] == 24  # 12 batches an epoch, each run by the function
+    train_step, valid_step = wrapped
+    assert train_step.stats["eager"] == 24  # 12 batches an epoch, each run by the function
+    assert valid_step.stats["eager"] == 4  # 2 batches an epoch
     for name, value in toy.weights(usual).items():
         np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
     assert _logs(tmp_path / "replayed") == _logs(tmp_path / "usual")
+    assert _logs(tmp_path / "replayed", "valid") == _logs(tmp_path / "usual", "valid")
 
 
 def test_without_a_recording_backend_the_option_changes_nothing(tmp_path: Path) -> None:
@@ -97,3 +103,4 @@ def test_replayed_learner_steps_equal_eager_ones_on_the_gpu(tmp_path: Path) -> N
     for name, value in toy.weights(eager).items():
         np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
     assert _logs(tmp_path / "replayed") == _logs(tmp_path / "eager")
+    assert _logs(tmp_path / "replayed", "valid") == _logs(tmp_path / "eager", "valid")

@@ -5,6 +5,7 @@ printed at the end of a run), ``EvaluatorBuilder`` and ``Evaluator`` (a test set
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -33,12 +34,14 @@ def run_epoch(
     logger: FileMetricLogger,
     renderer: MetricsRenderer,
     lr: Callable[[], float | None],
+    call: Callable[[Any, Any], Any] | None = None,
 ) -> dict[str, MetricEntry]:
-    """Run ``model.<method>(batch)`` over one epoch of ``loader``, updating, logging and rendering the
-    metrics (cleared first); returns the last entry of each metric."""
+    """Run ``model.<method>(batch)`` (or ``call(model, batch)``, a replayed step) over one epoch of
+    ``loader``, updating, logging and rendering the metrics (cleared first); returns the last entry of
+    each metric."""
     for metric, _ in metrics:
         metric.clear()
-    step = getattr(model, method)
+    step = getattr(model, method) if call is None else functools.partial(call, model)
     iterator: Iterator[Any] = loader.iter() if callable(getattr(loader, "iter", None)) else iter(loader)
     iterations = len(loader) if hasattr(loader, "__len__") else 0
     iteration = getattr(iterator, "position", 0)

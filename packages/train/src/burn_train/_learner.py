@@ -51,7 +51,7 @@ from ._state import (
     capture_rng,
     restore_rng,
 )
-from ._step_replay import StepReplay, train_and_update
+from ._step_replay import StepReplay, train_and_update, validate
 
 __all__ = ["Learner", "LearnerBuilder", "default_renderer"]
 
@@ -276,7 +276,7 @@ class LearnerBuilder:
         """Run each training step (``train_step`` and the optimizer step) as one function wrapped by
         ``replay``, a recorder such as ``burn_fusion.replay``: on ``autodiff-fusion-cuda`` the step is
         recorded once and replayed as one CUDA graph launch; where the device cannot record, the
-        function just runs. ``None`` turns it off. Validation steps are not replayed.
+        function just runs. Validation steps (``valid_step``) are replayed too. ``None`` turns it off.
 
         The step must not read values on the host (such a step runs eagerly, with a warning), the
         learning rate must stay the same from step to step (each new rate is a new call signature), and
@@ -380,7 +380,9 @@ class Learner:
             raise ValueError(
                 "Learner: distributed() trains one device per process; pass one device to devices([...])"
             )
-        self._replayed = None if builder._step_replay is None else builder._step_replay(train_and_update)
+        recorder = builder._step_replay
+        self._replayed = None if recorder is None else recorder(train_and_update)
+        self._replayed_valid = None if recorder is None else recorder(validate)
         # checkpoints are written while the next epoch trains
         self._checkpointer = (
             None if builder._checkpointer is None else AsyncCheckpointer(builder._checkpointer)
@@ -464,7 +466,7 @@ class Learner:
             if valid_loader is not None:
                 self._last["valid"] = run_epoch(
                     self.model.valid(), "valid_step", valid_loader, b._valid_metrics, "valid", epoch,
-                    b._num_epochs, self._logger, renderer, lambda: self._lr,
+                    b._num_epochs, self._logger, renderer, lambda: self._lr, self._replayed_valid,
                 )  # fmt: skip
             values = self._end_epoch(epoch, partial=resumed and epoch == start)
             renderer.end_epoch(epoch, values, time.perf_counter() - began)

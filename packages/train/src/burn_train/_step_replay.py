@@ -1,6 +1,6 @@
-"""The Learner's training step as one function (``LearnerBuilder.with_step_replay``): the model's
-``train_step`` and the optimizer step together, for a recorder such as ``burn_fusion.replay`` to record
-and replay."""
+"""The Learner's steps as functions of their model (``LearnerBuilder.with_step_replay``): the model's
+``train_step`` and the optimizer step together, and ``valid_step``, for a recorder such as
+``burn_fusion.replay`` to record and replay (the model an argument, so that its new values flow in)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from ._output import TrainOutput
 TrainAndUpdate = Callable[[Module, ModuleOptimizer, float, Any], tuple[Any, Module]]
 """``(model, optimizer, lr, batch) -> (item, updated model)``."""
 
-StepReplay = Callable[[TrainAndUpdate], TrainAndUpdate]
-"""What records a step function and replays it: ``burn_fusion.replay``."""
+StepReplay = Callable[[Callable[..., Any]], Callable[..., Any]]
+"""What records a step function and replays it, returning a function called as the step:
+``burn_fusion.replay``."""
 
 
 def train_and_update(model: Module, optimizer: ModuleOptimizer, lr: float, batch: Any) -> tuple[Any, Module]:
@@ -26,3 +27,8 @@ def train_and_update(model: Module, optimizer: ModuleOptimizer, lr: float, batch
     if not isinstance(output, TrainOutput):
         raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
     return output.item, optimizer.step(lr, model, output.grads)
+
+
+def validate(model: Module, batch: Any) -> Any:
+    """``model.valid_step(batch)``: the item the validation metrics read."""
+    return model.valid_step(batch)  # type: ignore[attr-defined]
