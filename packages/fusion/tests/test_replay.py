@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from burn_backend import DType, Tensor
-from burn_fusion import Fusion, replay
-from burn_fusion._replay import _leaves, _plan, _rebuild, _run_plan, _Signature, _walk
+from burn_fusion import Fusion, can_replay, replay
+from burn_fusion._replay import _leaves, _plan, _rebuild, _run_plan, _Signature, _stack, _walk
 from burn_ndarray import NdArray
 
 
@@ -114,3 +114,28 @@ def test_signatures_as_keys_hash_once_and_compare_by_value() -> None:
     assert hash(first) == hash(second)
     assert {first: 1}[second] == 1
     assert first != _Signature(signature((b, 2.0)))
+
+
+class Recording(NdArray):
+    """NdArray with a step-capture hook (never called here): what ``can_replay`` looks for."""
+
+    def step_capture(self, device: Any) -> None:
+        return None
+
+
+def test_can_replay_needs_a_fusion_layer_over_a_backend_that_records() -> None:
+    Autodiff = pytest.importorskip("burn_autodiff").Autodiff
+
+    assert not can_replay(NdArray().device())
+    assert not can_replay(Autodiff(Fusion(NdArray())).device())
+    assert can_replay(Fusion(Recording()).device())
+    assert can_replay(Autodiff(Fusion(Recording())).device())
+    assert not can_replay(Autodiff(Recording()).device())  # no Fusion layer to record through
+
+
+def test_equal_backends_keep_their_own_fusion_layers() -> None:
+    """Devices of equal backends are equal, but each backend object has its own streams."""
+    first, second = Fusion(NdArray()), Fusion(NdArray())
+    assert first.device() == second.device()
+    assert _stack(first.device())[1] is first
+    assert _stack(second.device())[1] is second

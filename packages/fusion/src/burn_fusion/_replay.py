@@ -391,6 +391,7 @@ class _Site:
 
 _Stack = tuple[tuple[BackendDecorator, ...], Fusion | None, Device | None]
 _stacks: dict[int, tuple[Device, _Stack]] = {}
+_MAX_STACKS = 64
 
 
 def _stack(device: Device) -> _Stack:
@@ -407,6 +408,8 @@ def _stack(device: Device) -> _Stack:
         at = backend.inner_device(at)
         backend = backend.inner
     stack: _Stack = (tuple(layers), backend, at) if isinstance(backend, Fusion) else ((), None, None)
+    if len(_stacks) >= _MAX_STACKS:  # the cache keeps its devices (and backends) alive: bounded
+        _stacks.clear()
     _stacks[id(device)] = (device, stack)  # the device kept: its id is not reused while cached
     return stack
 
