@@ -90,10 +90,11 @@ class _AdaptiveMomentum:
             fields["max_moment_2"] = Tensor
         return fields
 
-    def check(self, rule: str, state: OptimizerState, tensor: Tensor) -> None:
-        """Raise ``ValueError`` unless ``state`` (restored from a record) fits ``tensor``: float moments
-        of its shape, and a step count of this setting (an int; capturable, an int tensor of one
-        element)."""
+    def check(self, rule: str, state: OptimizerState) -> OptimizerState:
+        """Raise ``ValueError`` unless ``state`` (restored from a record) holds a step count of this
+        setting (an int; capturable, an int tensor of one element) and float moments; returns the
+        moments (whose shapes ``Optimizer.check_state`` checks)."""
+        moments: OptimizerState = {}
         for name, value in state.items():
             if name == "time":
                 if isinstance(value, Tensor) != self.capturable or (
@@ -104,14 +105,11 @@ class _AdaptiveMomentum:
                     raise ValueError(
                         f"{rule}: with capturable={self.capturable} the step count is {wanted}, got {got}"
                     )
-            elif isinstance(value, Tensor):
-                if value.shape != tensor.shape:
-                    raise ValueError(
-                        f"{rule}: the state entry {name!r} has shape {value.dims()}, the parameter "
-                        f"{tensor.dims()}"
-                    )
-                if value.dtype.kind is not Kind.FLOAT:
+            else:
+                if isinstance(value, Tensor) and value.dtype.kind is not Kind.FLOAT:
                     raise ValueError(f"{rule}: the state entry {name!r} is {value.dtype}, expected floats")
+                moments[name] = value
+        return moments
 
     def next_time(self, state: OptimizerState | None, like: Tensor) -> Time:
         """The number of this step: 1 at the first, else the state's plus one (on the device of
@@ -149,10 +147,11 @@ class _AdaptiveMomentum:
         shape = [1] * len(like.shape)
         return root_2.cast(like.dtype).reshape(shape), step.cast(like.dtype).reshape(shape)
 
-    def update(self, grad: Tensor, state: OptimizerState | None) -> OptimizerState:
-        """The moments after ``grad`` (from zero: the first are ``(1 - β1) g`` and ``(1 - β2) g²``)."""
+    def update(self, grad: Tensor, state: OptimizerState | None, time: Time | None = None) -> OptimizerState:
+        """The moments after ``grad`` (from zero: the first are ``(1 - β1) g`` and ``(1 - β2) g²``), at
+        step ``time`` (by default ``next_time``)."""
         b1, b2 = self.beta_1, self.beta_2
-        time = self.next_time(state, grad)
+        time = self.next_time(state, grad) if time is None else time
         if state is None:
             moment_1 = grad.mul_scalar(1.0 - b1)
             moment_2 = grad.square().mul_scalar(1.0 - b2)
@@ -210,42 +209,36 @@ class _AdaptiveMomentum:
         weight_decay: float,
         decoupled: bool,
     ) -> list[tuple[Tensor, OptimizerState | None]]:
-        """``OptimizerOps.float_adam_step``'s arithmetic, in its order, with the step-dependent constants
-        as device tensors; parameters whose states share one step-count tensor (as those this method
-        returns do) share its constants."""
-        b1, b2 = self.beta_1, self.beta_2
+        """``update`` and ``change`` on each parameter, with the step count and the bias corrections on
+        the device; parameters whose states share one step-count tensor (as those this method returns
+        do) share its constants."""
         keep = 1.0 - lr * weight_decay if decoupled else 1.0
         times: dict[tuple[Any, ...], Time] = {}
         constants: dict[tuple[Any, ...], tuple[Scalar, Scalar]] = {}
         results: list[tuple[Tensor, OptimizerState | None]] = []
         for tensor, grad, state in zip(tensors, grads, states, strict=True):
-            counter = None if state is None else state["time"]
-            where = (id(counter), tensor.device)
+            where = (id(None if state is None else state["time"]), tensor.device)
             time = times.get(where)
             if time is None:
                 time = times[where] = self.next_time(state, tensor)
             layout = (*where, tensor.dtype, len(tensor.shape))
             if layout not in constants:
                 constants[layout] = self.corrections(time, lr, tensor)
-            root_2, step = constants[layout]
             if weight_decay and not decoupled:
                 grad = tensor.mul_scalar(weight_decay).add(grad)
-            moment_1 = grad.mul_scalar(1.0 - b1)
-            moment_2 = grad.mul(grad).mul_scalar(1.0 - b2)
-            if state is not None:
-                moment_1 = state_tensor(state, "moment_1").mul_scalar(b1).add(moment_1)
-                moment_2 = state_tensor(state, "moment_2").mul_scalar(b2).add(moment_2)
-            denominator = _divide(moment_2.sqrt(), root_2).add_scalar(self.epsilon)
-            change = _multiply(moment_1.div(denominator), step)
+            new_state = self.update(grad, state, time)
             kept = tensor if keep == 1.0 else tensor.mul_scalar(keep)
-            results.append((kept.sub(change), {"time": time, "moment_1": moment_1, "moment_2": moment_2}))
+            results.append((kept.sub(self.change(new_state, lr, constants[layout])), new_state))
         return results
 
-    def change(self, state: OptimizerState, lr: float) -> Tensor:
+    def change(
+        self, state: OptimizerState, lr: float, corrections: tuple[Scalar, Scalar] | None = None
+    ) -> Tensor:
         """``lr m̂ / (sqrt(v̂) + ε)``, the bias-corrected step (with ``v`` the maximum for AMSGrad), in
-        PyTorch's arrangement: ``lr / (1 - β1^t)`` times ``m / (sqrt(v) / sqrt(1 - β2^t) + ε)``."""
+        PyTorch's arrangement: ``lr / (1 - β1^t)`` times ``m / (sqrt(v) / sqrt(1 - β2^t) + ε)``
+        (``corrections``: those two constants, computed already)."""
         moment_1 = state_tensor(state, "moment_1")
-        root_2, step = self.corrections(state["time"], lr, moment_1)
+        root_2, step = self.corrections(state["time"], lr, moment_1) if corrections is None else corrections
         moment_2 = state_tensor(state, "max_moment_2" if self.amsgrad else "moment_2")
         denominator = _divide(moment_2.sqrt(), root_2).add_scalar(self.epsilon)
         return _multiply(moment_1.div(denominator), step)
@@ -259,7 +252,23 @@ def _multiply(tensor: Tensor, by: Scalar) -> Tensor:
     return tensor.mul(by) if isinstance(by, Tensor) else tensor.mul_scalar(by)
 
 
-class Adam(Optimizer):
+class _MomentRule(Optimizer):
+    """What Adam and AdamW share: the moment estimates (``momentum``), their state and its check."""
+
+    momentum: _AdaptiveMomentum
+
+    def state_fields(self) -> dict[str, type]:
+        """``time`` (an int tensor when capturable), ``moment_1``, ``moment_2``, and ``max_moment_2``
+        with AMSGrad."""
+        return self.momentum.fields()
+
+    def check_state(self, state: OptimizerState, tensor: Tensor) -> None:
+        """Float moments of the parameter's shape, and a step count as the ``capturable`` setting keeps
+        it."""
+        super().check_state(self.momentum.check(type(self).__name__, state), tensor)
+
+
+class Adam(_MomentRule):
     """Adam (Kingma & Ba, 2015), optionally AMSGrad (Reddi et al., 2018), with an optional L2 penalty
     added to the gradient. Matches ``torch.optim.Adam`` with the same settings."""
 
@@ -285,21 +294,12 @@ class Adam(Optimizer):
         grads: Sequence[Tensor],
         states: Sequence[OptimizerState | None],
     ) -> list[tuple[Tensor, OptimizerState | None]]:
-        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); with
-        AMSGrad, ``step`` on each."""
+        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); capturable,
+        tensor ops with the step count on the device; with AMSGrad, ``step`` on each."""
         if self.momentum.amsgrad:
             return super().step_many(lr, tensors, grads, states)
         decay = 0.0 if self.weight_decay is None else self.weight_decay.penalty
         return self.momentum.step_many(lr, tensors, grads, states, decay, False)
-
-    def state_fields(self) -> dict[str, type]:
-        """``time`` (an int tensor when capturable), ``moment_1``, ``moment_2``, and ``max_moment_2``
-        with AMSGrad."""
-        return self.momentum.fields()
-
-    def check_state(self, state: OptimizerState, tensor: Tensor) -> None:
-        """Moments of the parameter's shape, and a step count as the ``capturable`` setting keeps it."""
-        self.momentum.check(type(self).__name__, state, tensor)
 
 
 class AdamWConfig(_OptimizerConfig):
@@ -332,7 +332,7 @@ class AdamWConfig(_OptimizerConfig):
         return AdamW(self)
 
 
-class AdamW(Optimizer):
+class AdamW(_MomentRule):
     """AdamW (Loshchilov & Hutter, 2019): Adam whose weight decay scales the parameter directly,
     ``param = param * (1 - lr λ) - lr m̂ / (sqrt(v̂) + ε)``. Matches ``torch.optim.AdamW`` with the same
     settings (mind the different default ``weight_decay`` and ``epsilon``)."""
@@ -369,17 +369,9 @@ class AdamW(Optimizer):
         grads: Sequence[Tensor],
         states: Sequence[OptimizerState | None],
     ) -> list[tuple[Tensor, OptimizerState | None]]:
-        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); with AMSGrad
-        or cautious weight decay, ``step`` on each."""
+        """Every parameter of a device in one backend op (``burn_backend.optim.adam_step``); capturable,
+        tensor ops with the step count on the device; with AMSGrad or cautious weight decay, ``step`` on
+        each."""
         if self.momentum.amsgrad or self.cautious_weight_decay:
             return super().step_many(lr, tensors, grads, states)
         return self.momentum.step_many(lr, tensors, grads, states, self.weight_decay, True)
-
-    def state_fields(self) -> dict[str, type]:
-        """``time`` (an int tensor when capturable), ``moment_1``, ``moment_2``, and ``max_moment_2``
-        with AMSGrad."""
-        return self.momentum.fields()
-
-    def check_state(self, state: OptimizerState, tensor: Tensor) -> None:
-        """Moments of the parameter's shape, and a step count as the ``capturable`` setting keeps it."""
-        self.momentum.check(type(self).__name__, state, tensor)
