@@ -287,7 +287,7 @@ class _Entry:
                 output = _Output(tensor, value)
                 output.template = replacements[id(tensor)] = output.tensor(None)
                 self.outputs.append(output)
-        self.template = _rebuild(result, replacements, {})
+        self.template = _rebuild(result, replacements)
         self.plan = _plan(self.template, {id(t) for t in replacements.values()}, {})
 
     def replay(self, site: _Site, leaves: list[Tensor], stats: dict[str, int]) -> Any:
@@ -635,34 +635,7 @@ def _run_plan(plan: _Plan, tensors: dict[int, Tensor], memo: dict[int, Any]) -> 
     return result
 
 
-def _rebuild(value: Any, replacements: dict[int, Tensor], memo: dict[int, Any]) -> Any:
-    """``value`` with its tensors replaced; containers and objects holding one are new shallow copies,
-    the rest are returned as they are."""
-    kind = type(value)
-    if kind in _ATOMS or isinstance(value, _ATOMS):
-        return value
-    if isinstance(value, Tensor):
-        return replacements.get(id(value), value)
-    ident = id(value)
-    if ident in memo:
-        return memo[ident]
-    if isinstance(value, (tuple, list)):
-        items = [_rebuild(item, replacements, memo) for item in value]
-        if all(a is b for a, b in zip(items, value)):
-            result: Any = value
-        else:
-            result = kind(*items) if hasattr(value, "_fields") else kind(items)
-    elif kind is dict:
-        entries = {name: _rebuild(item, replacements, memo) for name, item in value.items()}
-        result = value if all(entries[name] is item for name, item in value.items()) else entries
-    else:
-        fields = _fields(value) if _category(kind) == _OBJECT else []
-        result = value
-        if fields:
-            new = [(name, _rebuild(item, replacements, memo)) for name, item in fields]
-            if any(a is not b for (_, a), (_, b) in zip(new, fields)):
-                result = _shallow_copy(value)
-                for name, item in new:
-                    object.__setattr__(result, name, item)
-    memo[ident] = result
-    return result
+def _rebuild(value: Any, replacements: dict[int, Tensor]) -> Any:
+    """``value`` with the tensors whose ids ``replacements`` maps replaced: its plan, run once."""
+    plan = _plan(value, set(replacements), {})
+    return value if plan is None else _run_plan(plan, replacements, {})
