@@ -104,3 +104,17 @@ def test_replayed_learner_steps_equal_eager_ones_on_the_gpu(tmp_path: Path) -> N
         np.testing.assert_array_equal(toy.weights(replayed)[name], value, err_msg=name)
     assert _logs(tmp_path / "replayed") == _logs(tmp_path / "eager")
     assert _logs(tmp_path / "replayed", "valid") == _logs(tmp_path / "eager", "valid")
+
+
+def test_a_train_step_not_returning_a_train_output_is_named() -> None:
+    from burn_train._output import run_train_step
+    from burn_train._step_replay import train_and_update
+
+    class Wrong:
+        def train_step(self, batch: Any) -> Any:
+            return batch
+
+    with pytest.raises(TypeError, match="train_step must return a TrainOutput, got int"):
+        run_train_step(Wrong(), 3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="train_step must return a TrainOutput, got str"):
+        train_and_update(Wrong(), None, 0.1, "batch")  # type: ignore[arg-type]

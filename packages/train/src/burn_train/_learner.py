@@ -40,7 +40,7 @@ from ._evaluator import LearnerSummary, run_epoch
 from ._logger import FileMetricLogger, application_logger
 from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
 from ._multi_device import SplitLoader, data_parallel_step
-from ._output import TrainOutput
+from ._output import run_train_step
 from ._plot import write_curves
 from ._renderer import CliRenderer, MetricsRenderer, TrainingProgress
 from ._state import (
@@ -504,11 +504,7 @@ class Learner:
             else:
                 sync = self._sync if b._grads_accumulation == 1 else None  # else: averaged once summed
                 with contextlib.nullcontext() if sync is None else sync.watch(self.model):
-                    output = self.model.train_step(batch)  # type: ignore[attr-defined]
-                if not isinstance(output, TrainOutput):
-                    raise TypeError(
-                        f"Learner: train_step must return a TrainOutput, got {type(output).__name__}"
-                    )
+                    output = run_train_step(self.model, batch)
                 items, grads = [output.item], output.grads
             if grads is None:
                 pass  # updated by the replayed step

@@ -21,7 +21,7 @@ from burn_backend import Device, ReduceOperation, Tensor, distributed
 from burn_nn import Module
 from burn_nn.optim import GradientsParams
 
-from ._output import TrainOutput
+from ._output import TrainOutput, run_train_step
 from .data import DataLoader, split_dataloader
 
 B = TypeVar("B")
@@ -146,10 +146,7 @@ def data_parallel_step(
     outputs: list[TrainOutput[Any]] = []
     for rank, (device, batch) in enumerate(zip(devices, batches)):
         replica = model if rank == 0 else model.fork(device)
-        output = replica.train_step(batch)  # type: ignore[attr-defined]
-        if not isinstance(output, TrainOutput):
-            raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
-        outputs.append(output)
+        outputs.append(run_train_step(replica, batch))
     inner = [d.backend.inner_device(d) if d.backend.is_autodiff else d for d in devices]  # type: ignore[attr-defined]
     return outputs, _averaged([output.grads for output in outputs], inner)
 

@@ -166,6 +166,14 @@ class TrainOutput(Generic[T]):
         return f"TrainOutput({self.grads!r}, {type(self.item).__name__})"
 
 
+def run_train_step(model: Module, batch: Any) -> TrainOutput[Any]:
+    """``model.train_step(batch)``, checked to be a ``TrainOutput`` (``TypeError`` otherwise)."""
+    output = model.train_step(batch)  # type: ignore[attr-defined]
+    if not isinstance(output, TrainOutput):
+        raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
+    return output
+
+
 @runtime_checkable
 class TrainStep(Protocol[B_contra, O]):
     """A model the learner can train (Burn's ``TrainStep``): ``train_step(batch)`` runs the forward and

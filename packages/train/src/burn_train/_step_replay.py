@@ -10,7 +10,7 @@ from typing import Any
 from burn_nn import Module
 from burn_nn.optim import ModuleOptimizer
 
-from ._output import TrainOutput
+from ._output import run_train_step
 
 TrainAndUpdate = Callable[[Module, ModuleOptimizer, float, Any], tuple[Any, Module]]
 """``(model, optimizer, lr, batch) -> (item, updated model)``."""
@@ -23,9 +23,7 @@ StepReplay = Callable[[Callable[..., Any]], Callable[..., Any]]
 def train_and_update(model: Module, optimizer: ModuleOptimizer, lr: float, batch: Any) -> tuple[Any, Module]:
     """One training step: ``model.train_step(batch)``, then ``optimizer`` applies its gradients; returns
     the step's item (for the metrics) and the updated model."""
-    output = model.train_step(batch)  # type: ignore[attr-defined]
-    if not isinstance(output, TrainOutput):
-        raise TypeError(f"Learner: train_step must return a TrainOutput, got {type(output).__name__}")
+    output = run_train_step(model, batch)
     return output.item, optimizer.step(lr, model, output.grads)
 
 
