@@ -213,8 +213,8 @@ class Replayed(Generic[P, R]):
                 site.flush()
                 outputs = []
                 for tensor in _leaves(result):
-                    other = _site([tensor])
-                    if other is None or other.fusion is not site.fusion or other.device != site.device:
+                    _, fusion, device = _stack(tensor._device)
+                    if fusion is not site.fusion or device != site.device:
                         raise CaptureError(f"replay: an output {tensor.dims()} is not on the step's device")
                     outputs.append(capture.output(_fusion_tensor(tensor).materialize()))
                 return result, outputs
