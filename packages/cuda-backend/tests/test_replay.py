@@ -229,6 +229,22 @@ def test_whole_steps_with_a_capturable_optimizer_equal_eager_ones() -> None:
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
 
 
+def test_two_batch_sizes_share_the_optimizer_state() -> None:
+    # a last, smaller batch in every epoch: two recordings take turns, each reading the moments and the
+    # step count the other stored in the optimizer
+    steps = [batch for _ in range(6) for batch in batches(4, seed=2) + batches(1, size=5, seed=3)]
+    eager_losses, eager_model, _, eager_optim, _ = train_whole_steps(steps, replayed=False, keep=False)
+    losses, model, step, optim, _ = train_whole_steps(steps, replayed=True, keep=False)
+    assert step.stats["captured"] == 2, step.stats
+    assert losses == eager_losses
+    for ours, theirs in zip(parameters(model), parameters(eager_model), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    records = (optim.into_record().values(), eager_optim.into_record().values())
+    for state, eager_state in zip(*records, strict=True):
+        assert state["time"].to_numpy().tolist() == [len(steps)]
+        np.testing.assert_array_equal(state["moment_2"].to_numpy(), eager_state["moment_2"].to_numpy())
+
+
 def test_a_step_count_kept_on_the_host_is_named_when_no_signature_recurs() -> None:
     with pytest.warns(UserWarning, match=r"no call signature recurs.*capturable=True"):
         _, _, step, _, _ = train_whole_steps(batches(10), replayed=True, capturable=False)

@@ -135,9 +135,10 @@ def run(
     dropout: float = 0.3,
     lr: float | None = None,
     capturable: bool = False,
+    train_items: int = 384,
 ) -> Module:
     """Train the toy model (``lr``: a constant rate instead of the step schedule; ``capturable``: Adam's
-    step count on the device)."""
+    step count on the device; ``train_items``: not a multiple of 32 for a last, smaller batch)."""
     devices = devices or [Autodiff(NdArray()).device()]
     device = devices[0]
     for each in devices:
@@ -147,7 +148,7 @@ def run(
         .batch_size(32)
         .shuffle(seed)
         .num_workers(workers)
-        .build(dataset(384, 1))
+        .build(dataset(train_items, 1))
     )
     valid_loader = DataLoaderBuilder(Batcher()).batch_size(64).build(dataset(128, 2))
     builder = (

@@ -16,9 +16,16 @@ identity, such as functions and locks, count by their type):
 A replay overwrites the outputs of the previous call of its signature; any of those still referenced
 (by a tensor, or a pending op) is first copied out, so values once returned never change. An output
 passed back in as an argument (the model a training step returns) reads its argument copy from then
-on, so the loop ``model = step(model, ...)`` copies nothing out. Tensors the function stores in its
-arguments' objects (an optimizer's state) hold the recording's buffers: each replay advances them, as
-each call of the function would. What cannot be
+on, so the loop ``model = step(model, ...)`` copies nothing out.
+
+What the function stores into its arguments' objects (an optimizer's state: ``optim._states[id] =
+{...}``; a module's running statistics) is an output too: after each replay, the same stores are made
+into the objects of that call's arguments (found by the paths the captured call took to them), with
+that replay's values, as a call of the function would make them. So several signatures can share an
+optimizer (a last, smaller batch; a step recorded twice), each reading the state the last one stored.
+Stores into objects outside the arguments (a global, a closure's object) are made at capture only.
+
+What cannot be
 recorded (a value read on the host, an op the backend cannot record) makes the capture fail: that
 signature then always runs eagerly, correctly. Where the tensors are on no Fusion layer, or the inner
 backend cannot capture (NdArray), every call runs eagerly.
@@ -41,7 +48,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar
 
 from burn_backend import Backend, Device, DType, Tensor
 from burn_backend.kit import CAPTURE_HOOK, BackendDecorator, CaptureError, StepCapture
@@ -157,10 +164,9 @@ class Replayed(Generic[P, R]):
                 self._new_in_a_row = 0
                 self._entries.move_to_end(key)
             if entry.capture is not None:
-                result = entry.replay(site, leaves, self.stats)
-                if result is not None:
+                if entry.replay(site, leaves, self.stats):
                     self.stats["replayed"] += 1
-                    return result  # type: ignore[no-any-return]
+                    return entry.fresh((args, kwargs))  # type: ignore[no-any-return]
                 self.stats["eager"] += 1  # arguments aliased otherwise than at capture
                 return self.function(*args, **kwargs)
             if entry.eager_only or entry.calls < self.warmup or not entry.stable:
@@ -206,20 +212,22 @@ class Replayed(Generic[P, R]):
                 statics[id(node)] = node.value = capture.static_copy(value)
                 inputs.append((node, value))
             entry.statics.append(statics[id(node)])
+        before = _snapshot((args, kwargs))
         try:
 
-            def body() -> tuple[R, list[Any]]:
+            def body() -> tuple[tuple[R, list[Any]], list[Any]]:
                 result = self.function(*args, **kwargs)
+                entry.mutations, stored = _mutations(before)
                 site.flush()
                 outputs = []
-                for tensor in _leaves(result):
+                for tensor in _leaves((result, stored)):
                     _, fusion, device = _stack(tensor._device)
                     if fusion is not site.fusion or device != site.device:
                         raise CaptureError(f"replay: an output {tensor.dims()} is not on the step's device")
                     outputs.append(capture.output(_fusion_tensor(tensor).materialize()))
-                return result, outputs
+                return (result, stored), outputs
 
-            result, outputs = capture.record(body)
+            recorded, outputs = capture.record(body)
         except CaptureError as error:
             capture.close()
             entry.eager_only = True
@@ -231,10 +239,10 @@ class Replayed(Generic[P, R]):
             for node, value in inputs:
                 node.value = value
         entry.capture = capture
-        entry.adopt(result, outputs)
+        entry.adopt(recorded, outputs)
         capture.replay()
         self.stats["captured"] += 1
-        first: R = entry.fresh()
+        first: R = entry.fresh((args, kwargs))
         return first
 
 
@@ -266,6 +274,8 @@ class _Entry:
         self.capture: StepCapture | None = None
         self.statics: list[Any] = []
         """The capture's copy of each tensor argument, in the order of the call's tensors."""
+        self.mutations: list[_Mutation] = []
+        """What the captured call stored in its arguments' objects (replayed after each replay)."""
         self.template: Any = None
         self.plan: _Plan | None = None
         """How ``fresh`` rebuilds the template with new tensors."""
@@ -276,8 +286,9 @@ class _Entry:
         """Returned tensors passed back in as arguments: their nodes read the argument copy since, so
         that the replay may overwrite their output buffers (taken back before the copy is refilled)."""
 
-    def adopt(self, result: Any, values: list[Any]) -> None:
-        """Take the captured call's ``result``, whose tensors are over the recording's output ``values``.
+    def adopt(self, result: tuple[Any, list[Any]], values: list[Any]) -> None:
+        """Take the captured call's ``result`` (what it returned, and what it stored in its arguments'
+        objects), whose tensors are over the recording's output ``values``.
 
         The template keeps the result's structure with plain tensors (not the captured call's, whose
         autodiff graph would keep the capture's intermediates and the caller's inputs alive)."""
@@ -290,8 +301,8 @@ class _Entry:
         self.template = _rebuild(result, replacements)
         self.plan = _plan(self.template, {id(t) for t in replacements.values()}, {})
 
-    def replay(self, site: _Site, leaves: list[Tensor], stats: dict[str, int]) -> Any:
-        """Copy the call's tensors into the recording's argument copies and replay it; ``None`` (nothing
+    def replay(self, site: _Site, leaves: list[Tensor], stats: dict[str, int]) -> bool:
+        """Copy the call's tensors into the recording's argument copies and replay it; ``False`` (nothing
         done) where two different tensors would go to one copy (they were one tensor at capture)."""
         capture = self.capture
         assert capture is not None
@@ -306,7 +317,7 @@ class _Entry:
                 filled[id(static)] = fusion_tensor.node
                 arguments.append((fusion_tensor.node, static))  # each copy filled once
             elif node is not fusion_tensor.node:
-                return None
+                return False
         for ref, node, static in self.lent:  # copies about to be refilled: values still in use move out
             if ref() is not None and node.value is static:
                 node.value = capture.detach(static)
@@ -329,14 +340,18 @@ class _Entry:
                 stats["detached"] += 1
         self.handed = []
         capture.replay()
-        return self.fresh()
+        return True
 
-    def fresh(self) -> Any:
-        """The template with new tensors over the recording's outputs, for the caller (copied out before
-        the next replay if still in use)."""
+    def fresh(self, arguments: Any) -> Any:
+        """The result of the last replay for the caller: the template with new tensors over the
+        recording's outputs (copied out before the next replay if still in use). What the captured call
+        stored in its ``arguments``' objects is stored again in this call's, with this replay's values."""
         handed = self.handed
         tensors = {id(output.template): output.tensor(handed) for output in self.outputs}
-        return self.template if self.plan is None else _run_plan(self.plan, tensors, {})
+        result, stored = self.template if self.plan is None else _run_plan(self.plan, tensors, {})
+        if self.mutations:
+            _store(arguments, self.mutations, stored)
+        return result
 
     def close(self) -> None:
         if self.capture is not None:
@@ -572,6 +587,95 @@ def _shallow_copy(value: Any) -> Any:
     return new
 
 
+class _Mutation(NamedTuple):
+    """A store the captured call made into an object of its arguments: ``container[key] = value``
+    (``key`` ``None``: a list's whole contents), or ``del container[key]``."""
+
+    path: tuple[tuple[int, Any], ...]  # (category, key) steps from the arguments to the container
+    category: int  # the container's: _SEQUENCE (a list), _DICT or _OBJECT
+    key: Any
+    deleted: bool
+
+
+_Snapshot = list[tuple[tuple[tuple[int, Any], ...], Any, int, dict[Any, Any]]]
+
+
+def _snapshot(arguments: Any) -> _Snapshot:
+    """Every list, dict and object reachable from ``arguments`` (by the first path to it), with its
+    entries as they are now."""
+    found: _Snapshot = []
+    seen: set[int] = set()
+
+    def visit(value: Any, path: tuple[tuple[int, Any], ...]) -> None:
+        kind = type(value)
+        category = _categories.get(kind)
+        if category is None:
+            category = _category(kind)
+        if category not in (_SEQUENCE, _DICT, _OBJECT) or id(value) in seen:
+            return
+        seen.add(id(value))
+        entries = _entries(value, category)
+        if category != _SEQUENCE or isinstance(value, list):  # a tuple cannot be stored into
+            found.append((path, value, category, dict(entries)))
+        for key, item in entries:
+            visit(item, (*path, (category, key)))
+
+    visit(arguments, ())
+    return found
+
+
+def _entries(value: Any, category: int) -> list[tuple[Any, Any]]:
+    if category == _SEQUENCE:
+        return list(enumerate(value))
+    if category == _DICT:
+        return list(value.items())
+    return _fields(value)
+
+
+def _mutations(before: _Snapshot) -> tuple[list[_Mutation], list[Any]]:
+    """What was stored into the containers of ``before`` since it was taken, and the values stored."""
+    mutations: list[_Mutation] = []
+    stored: list[Any] = []
+    for path, container, category, entries in before:
+        now = _entries(container, category)
+        if category == _SEQUENCE:
+            if len(now) != len(entries) or any(item is not entries[key] for key, item in now):
+                mutations.append(_Mutation(path, category, None, False))
+                stored.append(list(container))
+            continue
+        for key, item in now:
+            if key not in entries or entries[key] is not item:
+                mutations.append(_Mutation(path, category, key, False))
+                stored.append(item)
+        keys = {key for key, _ in now}
+        mutations.extend(_Mutation(path, category, key, True) for key in entries if key not in keys)
+    return mutations, stored
+
+
+def _store(arguments: Any, mutations: list[_Mutation], stored: list[Any]) -> None:
+    """Make the stores of ``mutations`` into the objects of ``arguments`` (found by their paths, all
+    before the first store, as the captured call found them), with the values ``stored``."""
+    containers = []
+    for mutation in mutations:
+        container = arguments
+        for category, key in mutation.path:
+            container = getattr(container, key) if category == _OBJECT else container[key]
+        containers.append(container)
+    values = iter(stored)
+    for mutation, container in zip(mutations, containers, strict=True):
+        if mutation.deleted:  # already made where the call was the captured one
+            if mutation.category != _OBJECT:
+                container.pop(mutation.key, None)
+            elif hasattr(container, mutation.key):
+                object.__delattr__(container, mutation.key)
+        elif mutation.category == _SEQUENCE:
+            container[:] = next(values)
+        elif mutation.category == _OBJECT:
+            object.__setattr__(container, mutation.key, next(values))
+        else:
+            container[mutation.key] = next(values)
+
+
 _Plan = tuple[Any, ...]
 """How ``_Entry.fresh`` rebuilds a result: ``(_TENSOR, id)`` for an output tensor, else ``(category,
 value, [(key, plan), ...])`` for a container or object and those of its entries that hold an output."""
@@ -592,14 +696,8 @@ def _plan(value: Any, outputs: set[int], memo: dict[int, _Plan | None]) -> _Plan
     if ident in memo:
         return memo[ident]
     memo[ident] = None  # a cycle holds nothing more through itself
-    if category == _SEQUENCE:
-        entries: Any = enumerate(value)
-    elif category == _DICT:
-        entries = value.items()
-    else:
-        entries = _fields(value)
     children = []
-    for key, item in entries:
+    for key, item in _entries(value, category):
         child = _plan(item, outputs, memo)
         if child is not None:
             children.append((key, child))
