@@ -58,6 +58,7 @@ def run_epoch(
             TrainingProgress(split, epoch, epoch_total, iteration, iterations, *progress), entries
         )
         last.update((entry.name, entry) for entry in entries)
+        del item  # released before the next step: a replay copies out the outputs still held
     logger.end_epoch(split, epoch)
     return last
 

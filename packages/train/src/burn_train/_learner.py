@@ -496,8 +496,7 @@ class Learner:
             grads: GradientsParams | None = None  # None: the replayed step updated the model
             if self._replayed is not None:
                 self._lr = self.lr_scheduler.step()
-                item, self.model = self._replayed(self.model, self.optimizer, self._lr, batch)
-                items = [item]
+                items = [self._replayed_step(batch)]
             elif isinstance(loader, SplitLoader):
                 outputs, grads = data_parallel_step(self.model, self.devices, batch)
                 items = [output.item for output in outputs]
@@ -530,6 +529,7 @@ class Learner:
             renderer.update(
                 TrainingProgress("train", epoch, b._num_epochs, iteration, iterations, *progress), entries
             )
+            del items  # released before the next step: a replay copies out the outputs still held
             if accumulated == 0 and self._should_stop() and (iterations == 0 or iteration < iterations):
                 if hasattr(iterator, "close"):
                     iterator.close()
@@ -538,6 +538,12 @@ class Learner:
             self._optimize(accumulator.grads())
         self._logger.end_epoch("train", epoch)
         return True
+
+    def _replayed_step(self, batch: Any) -> Any:
+        """The replayed training and optimizer step on ``batch``: updates the model, returns the item."""
+        assert self._replayed is not None
+        item, self.model = self._replayed(self.model, self.optimizer, self._lr, batch)
+        return item
 
     def _optimize(self, grads: GradientsParams) -> None:
         if self._group is not None:
