@@ -188,3 +188,32 @@ def test_arguments_aliased_otherwise_than_at_capture_run_eagerly() -> None:
         np.testing.assert_array_equal(combine(x, x).to_data().to_numpy(), [3.0 * i] * 2)
     np.testing.assert_array_equal(combine(full(5.0), full(1.0)).to_data().to_numpy(), [7.0, 7.0])
     assert combine.stats == {"eager": 3, "captured": 1, "replayed": 1, "refused": 0, "detached": 0}
+
+
+def test_running_statistics_advance_in_replays_as_in_eager_calls() -> None:
+    nn = pytest.importorskip("burn_nn")
+
+    def run(replayed: bool) -> tuple[list[float], np.ndarray, np.ndarray, Any]:
+        device = Autodiff(Fusion(RecordingNdArray(), compile_after=1)).device()
+        norm = nn.BatchNormConfig(3).init(device)
+
+        def forward(norm: Any, x: Tensor) -> Tensor:
+            return norm(x).sum()  # stores new running statistics into the module's RunningState
+
+        step = replay(forward) if replayed else forward
+        rng = np.random.default_rng(0)
+        sums = [
+            step(norm, Tensor.from_data(rng.normal(size=(4, 3, 2)).astype(np.float32) * (i + 1), device))
+            for i in range(6)
+        ]
+        mean, var = (state.value().to_data().to_numpy() for state in (norm.running_mean, norm.running_var))
+        return [s.into_scalar() for s in sums], mean, var, step
+
+    eager_sums, eager_mean, eager_var, _ = run(False)
+    sums, mean, var, step = run(True)
+    # the first call is a signature of its own (the module's parameters are made at their first use)
+    assert step.stats["replayed"] == 2, step.stats
+    assert sums == eager_sums
+    np.testing.assert_array_equal(mean, eager_mean)
+    np.testing.assert_array_equal(var, eager_var)
+    assert not np.allclose(mean, 0.0)
