@@ -12,6 +12,7 @@ import pytest
 
 from burn_backend import DType, Tensor
 from burn_backend.kit import (
+    FUSED_BLOCK_KINDS,
     CastStep,
     ElementwiseBlock,
     ElementwiseStep,
@@ -87,7 +88,7 @@ def test_a_softmax_is_two_passes_with_a_scratch_row_for_the_exponentials() -> No
     assert source.index("burn_max_nan(shared[t], shared[t + s])") < source.index("shared[t] + shared[t + s]")
 
 
-def test_blocks_with_casts_or_ints_are_left_to_the_ops_one_by_one() -> None:
+def test_reduce_blocks_with_casts_are_left_to_the_ops_one_by_one() -> None:
     backend = Cuda()
     spec = TensorSpec(DType.F32, (4, 6))
     cast = ReduceBlock(
@@ -96,7 +97,7 @@ def test_blocks_with_casts_or_ints_are_left_to_the_ops_one_by_one() -> None:
     from burn_cuda._fusion_fused import compile_reduce
 
     assert compile_reduce(cast, None) is None  # type: ignore[arg-type]
-    assert backend.fused_block_kinds == frozenset({"elementwise", "reduce", "matmul"})
+    assert backend.fused_block_kinds == FUSED_BLOCK_KINDS  # element-wise blocks of ints and casts too
 
 
 def compare(block: Any, values: list[np.ndarray[Any, Any]], scalars: list[Any], dtype: DType) -> None:

@@ -1,5 +1,6 @@
-"""Cuda's fusion compiler (``compile_elementwise``): every float and bool op of the table, alone and in
-chains, with broadcasting, gives what the ops one by one give. The tests skip without a GPU."""
+"""Cuda's fusion compiler (``compile_elementwise``, and ``compile_fused`` for blocks with casts): every
+float, int and bool op of the table, alone and in chains, with broadcasting, and every cast, gives what
+the ops one by one give. The tests skip without a GPU."""
 
 from __future__ import annotations
 
@@ -9,9 +10,16 @@ import numpy as np
 import pytest
 
 from burn_backend import DType, Kind, Tensor
-from burn_backend.kit import ELEMENTWISE_OPS, ElementwiseBlock, ElementwiseStep, TensorSpec, run_op_by_op
+from burn_backend.kit import (
+    ELEMENTWISE_OPS,
+    CastStep,
+    ElementwiseBlock,
+    ElementwiseStep,
+    TensorSpec,
+    run_op_by_op,
+)
 from burn_cuda import Cuda
-from burn_cuda._cupy import unavailable_reason
+from burn_cuda._cupy import cp, unavailable_reason
 
 REASON = unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"needs an NVIDIA GPU through CuPy: {REASON}")
@@ -116,6 +124,72 @@ def test_f32_blocks_of_one_shape_through_float4_and_the_tail(length: int, offset
     np.testing.assert_allclose(activated, np.tanh(a * b), rtol=2e-6, atol=1e-7)
 
 
-def test_int_blocks_are_left_to_the_ops_one_by_one() -> None:
-    block = ElementwiseBlock((TensorSpec(DType.I64, (4,)),), (ElementwiseStep("int_neg", (0,)),), (1,))
+INT_OPS = sorted(
+    name
+    for name, op in ELEMENTWISE_OPS.items()
+    if op.kind is Kind.INT and name not in ("int_powi", "int_powi_scalar")
+)
+
+
+@pytest.mark.parametrize("dtype", [DType.I64, DType.I32, DType.I16, DType.I8], ids=str)
+@pytest.mark.parametrize("name", INT_OPS)
+def test_each_int_op_alone(name: str, dtype: DType) -> None:
+    op = ELEMENTWISE_OPS[name]
+    specs, values, scalars = operands(op, dtype, np.random.default_rng(3))
+    scalars = [round(value) for value in scalars]
+    step = ElementwiseStep(name, tuple(range(op.arity)), tuple(scalars))
+    compare(ElementwiseBlock(tuple(specs), (step,), (op.arity,)), values, scalars, dtype)
+
+
+@pytest.mark.parametrize("dtype", [DType.I64, DType.I32, DType.I8, DType.U8], ids=str)
+def test_int_division_floors_and_a_zero_divisor_gives_zero(dtype: DType) -> None:
+    low = 0 if dtype is DType.U8 else -7
+    grid = np.array([(a, b) for a in range(low, 8) for b in range(low, 8)], dtype=dtype.numpy)
+    spec = TensorSpec(dtype, (len(grid),))
+    steps = (ElementwiseStep("int_div", (0, 1)), ElementwiseStep("int_remainder", (0, 1)))
+    block = ElementwiseBlock((spec, spec), steps, (2, 3))
+    backend = Cuda()
+    plan = backend.compile_elementwise(block, backend.device(0))
+    assert plan is not None
+    quotient, remainder = (out.get() for out in plan([cp.asarray(grid[:, 0]), cp.asarray(grid[:, 1])], []))
+    with np.errstate(divide="ignore"):  # NumPy's own answer for a zero divisor is 0 as well
+        np.testing.assert_array_equal(quotient, np.floor_divide(grid[:, 0], grid[:, 1]))
+        np.testing.assert_array_equal(remainder, np.remainder(grid[:, 0], grid[:, 1]))
+
+
+def test_int_powers_are_left_to_the_ops_one_by_one() -> None:
+    power = ElementwiseStep("int_powi_scalar", (0,), (2,))
+    block = ElementwiseBlock((TensorSpec(DType.I64, (4,)),), (power,), (1,))
     assert Cuda().compile_elementwise(block, Cuda().device(0)) is None
+
+
+def test_casts_convert_as_the_ops_one_by_one() -> None:
+    backend = Cuda()
+    device = backend.device(0)
+    rng = np.random.default_rng(5)
+    floats = (rng.normal(size=(4, 6)) * 300).astype(np.float32)
+    floats[0, :3] = [0.5, -0.5, 65519.0]  # halfway cases, the largest value that rounds to f16's max
+    ints = rng.integers(-(2**40), 2**40, size=(4, 6))
+    specs = (TensorSpec(DType.F32, (4, 6)), TensorSpec(DType.I64, (4, 6)))
+    steps = (
+        CastStep("float_cast", (0,), dtype=DType.F64),  # 2
+        ElementwiseStep("float_mul_scalar", (2,), (1.0 / 3.0,)),  # 3: f64 digits f32 lacks
+        CastStep("float_cast", (3,), dtype=DType.F16),  # 4: from f64 in one rounding
+        CastStep("float_cast", (3,), dtype=DType.F32),  # 5
+        CastStep("float_into_int", (0,), dtype=DType.I32),  # 6: truncated
+        CastStep("int_cast", (1,), dtype=DType.I8),  # 7: wrapped
+        CastStep("int_into_float", (1,), dtype=DType.F32),  # 8: rounded
+        ElementwiseStep("float_greater_elem", (0,), (0.0,)),  # 9
+        CastStep("bool_into_float", (9,), dtype=DType.F16),  # 10
+        CastStep("bool_into_int", (9,), dtype=DType.I64),  # 11
+        ElementwiseStep("int_add", (7, 7)),  # 12: i8 arithmetic wraps
+    )
+    block = ElementwiseBlock(specs, steps, (4, 5, 6, 8, 10, 11, 12))
+    assert block.has_casts
+    plan = backend.compile_fused(block, device)
+    assert plan is not None
+    inputs = [cp.asarray(floats), cp.asarray(ints)]
+    scalars = [1.0 / 3.0, 0.0]
+    for got, want in zip(plan(inputs, scalars), run_op_by_op(backend, block, inputs, scalars), strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.get(), want.get())

@@ -249,3 +249,33 @@ def test_a_step_count_kept_on_the_host_is_named_when_no_signature_recurs() -> No
     with pytest.warns(UserWarning, match=r"no call signature recurs.*capturable=True"):
         _, _, step, _, _ = train_whole_steps(batches(10), replayed=True, capturable=False)
     assert step.stats["captured"] == 0, step.stats
+
+
+def test_argument_copies_go_in_one_launch_for_any_size_and_alignment() -> None:
+    from burn_cuda._graph import CudaStepCapture
+
+    rng = np.random.default_rng(4)
+    base = cp.asarray(rng.integers(0, 255, 4099, dtype=np.uint8))
+    sources = [
+        cp.asarray(rng.random(524288, dtype=np.float32)),  # 2 MiB: the grid-stride loop, 16-byte copies
+        cp.asarray(rng.random(5, dtype=np.float32)),  # 20 bytes: 4-byte copies
+        base[1:8],  # an odd size at an odd address: byte copies
+        base[3:],
+        cp.asarray(rng.random((6, 4), dtype=np.float32)).T,  # not contiguous: copied on its own
+        cp.empty(0, dtype=np.float32),
+        cp.asarray(rng.integers(-9, 9, 12)),
+    ]
+    capture = CudaStepCapture(0)
+    try:
+        targets = [capture.static_copy(cp.zeros_like(source)) for source in sources]
+        for round_ in range(3):
+            capture.copy_into(targets, sources)
+            for target, source in zip(targets, sources, strict=True):
+                np.testing.assert_array_equal(cp.asnumpy(target), cp.asnumpy(source))
+            # new values in the same buffers (the table is reused), then new buffers (a new table)
+            for source in sources:
+                source[...] = source[::-1] if source.ndim == 1 else source + 1
+            if round_ == 1:
+                sources = [source.copy() for source in sources]
+    finally:
+        capture.close()

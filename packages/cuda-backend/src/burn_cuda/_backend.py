@@ -8,7 +8,14 @@ from typing import Any, ClassVar
 
 from burn_backend import Device, Tensor
 from burn_backend.array import ArrayBackend
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan, MatmulBlock, ReduceBlock, interface_methods
+from burn_backend.kit import (
+    FUSED_BLOCK_KINDS,
+    ElementwiseBlock,
+    ElementwisePlan,
+    MatmulBlock,
+    ReduceBlock,
+    interface_methods,
+)
 
 from . import _cupy
 from . import _runtime as _cupy_runtime
@@ -92,9 +99,9 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     is_cpu: ClassVar[bool] = False
     validates_index_values: ClassVar[bool] = False  # a check would read indices back: a synchronization
     conformance_exclusions: ClassVar[Mapping[str, str]] = {}
-    fused_block_kinds: ClassVar[frozenset[str]] = frozenset({"elementwise", "reduce", "matmul"})
-    """What the fusion compiler takes on (``burn_backend.kit.FUSED_BLOCK_KINDS``): blocks with casts or
-    int values run op by op."""
+    fused_block_kinds: ClassVar[frozenset[str]] = FUSED_BLOCK_KINDS
+    """What the fusion compiler takes on: every kind of ``burn_backend.kit.FUSED_BLOCK_KINDS`` (element-wise
+    chains of floats, ints and bools, with casts; reduce blocks of floats; matmul blocks)."""
     runtime = _runtime
 
     def device(self, index: int = 0) -> Device:
@@ -111,22 +118,23 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
 
     def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
         """One CUDA C kernel for the block, generated from the op table and compiled by NVRTC
-        (``burn_cuda._fusion``); ``None`` for int, u64 and bf16 blocks, which run op by op."""
+        (``burn_cuda._fusion``); ``None`` for u64 and bf16 blocks and int powers, which run op by op."""
         self.check_device(device)
         return compile_block(block, device)
 
     def compile_fused(
         self, block: ElementwiseBlock | ReduceBlock | MatmulBlock, device: Device
     ) -> ElementwisePlan | None:
-        """The fusion hook for reduce blocks (one CUDA C kernel, a thread block per row) and matmul
-        blocks (cuBLAS, then the epilogue's kernel) (``burn_cuda._fusion_fused``); blocks with casts or
-        int values run op by op (``None``)."""
+        """The fusion hook for element-wise blocks with casts (one kernel, ``burn_cuda._fusion``),
+        reduce blocks (one CUDA C kernel, a thread block per row) and matmul blocks (cuBLAS, then the
+        epilogue's kernel) (``burn_cuda._fusion_fused``); reduce blocks with casts or int values run op
+        by op (``None``)."""
         self.check_device(device)
         if isinstance(block, ReduceBlock):
             return compile_reduce(block, device)
         if isinstance(block, MatmulBlock):
             return compile_matmul(self, block, device)
-        return None
+        return compile_block(block, device)
 
     def step_capture(self, device: Device) -> CudaStepCapture:
         """The step-capture hook (``burn_backend.kit.CAPTURE_HOOK``): a CUDA graph of one step with its

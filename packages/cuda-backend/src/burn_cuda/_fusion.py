@@ -14,7 +14,9 @@ shape is walked with its size-1 dims dropped and neighbouring dims of the same b
 each input is read at its own offset, with stride 0 along the dims it is broadcast over, and a block
 whose inputs all have the output's shape reads them at the flat index. Sizes and strides are kernel
 arguments, so one kernel serves every batch size; CuPy caches the compiled module on disk, so a new
-process does not compile it again. Blocks of int, u64 or bf16 values run op by op (``None``).
+process does not compile it again. Int values compute in their own C type (C's wrapping arithmetic, as
+CuPy's kernels; floored division and remainder as NumPy's), casts convert as C (as CuPy's ``astype``).
+Blocks of u64 or bf16 values, and int powers, run op by op (``None``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from burn_backend import DType, Kind
-from burn_backend.kit import ElementwiseBlock, ElementwisePlan, ElementwiseStep, ReduceBlock, TensorSpec
+from burn_backend.kit import (
+    CastStep,
+    ElementwiseBlock,
+    ElementwisePlan,
+    ElementwiseStep,
+    ReduceBlock,
+    TensorSpec,
+)
 
 from ._cupy import cp
 
@@ -36,14 +45,23 @@ if TYPE_CHECKING:
 Array = Any
 _BLOCK = 256
 _MAX_BLOCKS = 65535 * 4
-_C_TYPES = {DType.F32: "float", DType.F64: "double", DType.F16: "__half", DType.BOOL: "bool"}
+_INT_TYPES = {
+    DType.I64: "long long", DType.I32: "int", DType.I16: "short", DType.I8: "signed char",
+    DType.U32: "unsigned int", DType.U16: "unsigned short", DType.U8: "unsigned char",
+}  # fmt: skip
+_C_TYPES = {DType.F32: "float", DType.F64: "double", DType.F16: "__half", DType.BOOL: "bool", **_INT_TYPES}
 # the type a value of each dtype computes in
-_COMPUTE = {DType.F32: "float", DType.F64: "double", DType.F16: "float", DType.BOOL: "bool"}
-_NUMPY = {"float": np.float32, "double": np.float64, "bool": np.bool_}  # a compute type's NumPy scalar
+_COMPUTE = {DType.F32: "float", DType.F64: "double", DType.F16: "float", DType.BOOL: "bool", **_INT_TYPES}
+# a compute type's NumPy scalar
+_NUMPY = {"float": np.float32, "double": np.float64, "bool": np.bool_} | {
+    kind: dtype.numpy.type for dtype, kind in _INT_TYPES.items()
+}
 _FUNCTIONS = {
     "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
-    "where": "burn_where", "logical_not": "!", "erfinv": "burn_erfinv",
+    "floordiv": "burn_floordiv", "where": "burn_where", "logical_not": "!", "erfinv": "burn_erfinv",
 }  # fmt: skip
+# left to the ops one by one: CuPy's integer power has its own rules for negative exponents
+_UNFUSED = frozenset({"int_powi", "int_powi_scalar"})
 ERFINV = """
 __device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
 __device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }
@@ -68,6 +86,20 @@ template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
     return r == 0 ? copysign((T)0, b) : r;
 }
 template <typename T> __device__ __forceinline__ T burn_where(bool c, T a, T b) { return c ? a : b; }
+// ints: NumPy's (and CuPy's) floored division and remainder, 0 for a zero divisor
+#define BURN_INT_DIVISION(T) \
+__device__ __forceinline__ T burn_mod(T a, T b) { \
+    if (b == 0) return (T)0; \
+    const T r = a % b; \
+    return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r; \
+} \
+__device__ __forceinline__ T burn_floordiv(T a, T b) { \
+    if (b == 0) return (T)0; \
+    const T q = a / b; \
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? (T)(q - 1) : q; \
+}
+BURN_INT_DIVISION(long long) BURN_INT_DIVISION(int) BURN_INT_DIVISION(short) BURN_INT_DIVISION(signed char)
+BURN_INT_DIVISION(unsigned int) BURN_INT_DIVISION(unsigned short) BURN_INT_DIVISION(unsigned char)
 """
     + ERFINV
 )
@@ -84,6 +116,8 @@ def _literal(dtype: DType) -> Any:
     def literal(value: int | float) -> str:
         if dtype is DType.BOOL:
             return "true" if value else "false"
+        if dtype.kind is Kind.INT:
+            return f"({_COMPUTE[dtype]}){int(value)}"
         return f"{float(value)!r}{suffix}"
 
     return literal
@@ -93,7 +127,17 @@ def render_step(
     step: ElementwiseStep, values: Sequence[TensorSpec], result: DType, scalars: list[str]
 ) -> str:
     """The CUDA C expression of ``step`` on the variables ``v<ref>`` and the scalar parameters
-    ``scalars``, in its result's compute type (an f16 result rounded as the op alone rounds it)."""
+    ``scalars``, in its result's compute type (an f16 result rounded as the op alone rounds it; a cast
+    converts as CuPy's ``astype``, C's conversion)."""
+    if isinstance(step, CastStep):
+        source, value = values[step.args[0]].dtype, f"v{step.args[0]}"
+        if result is DType.F16:  # from f64 in one rounding, as the cast alone rounds
+            return (
+                f"__half2float(__double2half({value}))"
+                if source is DType.F64
+                else (f"__half2float(__float2half((float)({value})))")
+            )
+        return f"({_COMPUTE[result]})({value})"
     operands = [f"v{ref}" for ref in step.args] + scalars
     value = step.entry.render(operands, _FUNCTIONS, _literal(values[step.args[0]].dtype))
     return f"__half2float(__float2half({value}))" if result is DType.F16 else value
@@ -227,16 +271,17 @@ def kernel_of(source: str, name: str = "burn_fused") -> Any:
 
 
 def supported(block: ElementwiseBlock | ReduceBlock) -> bool:
-    """Whether this compiler takes the block's values: f32, f64, f16 and bool, no int operand."""
+    """Whether this compiler takes the block's values and steps: f32, f64, f16, bool and the int
+    dtypes but u64; every step but int powers."""
     if any(spec.dtype not in _C_TYPES for spec in block.values):
         return False
-    # scalars of float steps compute in the step's float type; ints are left to the ops one by one
-    return all(block.values[step.args[0]].dtype.kind is not Kind.INT for step in block.steps)
+    return not any(step.op in _UNFUSED for step in block.steps)
 
 
 def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
-    """The plan of ``block`` on ``device``: one kernel launch per call; ``None`` for blocks this
-    compiler leaves to the ops one by one (int, u64 or bf16 values, outputs of different shapes)."""
+    """The plan of ``block`` (casts included) on ``device``: one kernel launch per call; ``None`` for
+    blocks this compiler leaves to the ops one by one (u64 or bf16 values, int powers, outputs of
+    different shapes)."""
     if not supported(block):
         return None
     layout = block.loop_layout()

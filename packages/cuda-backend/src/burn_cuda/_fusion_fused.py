@@ -12,7 +12,8 @@ with the reduced values. A value of the full shape that a later pass reads is wr
 it is none, to a scratch buffer of the row; each thread reads back only what it wrote. Every step rounds
 as in an element-wise kernel (f16 to f16 after each step, no multiply-add contraction).
 
-Blocks with casts, or with int values, run op by op (``None``): ``Cuda.fused_block_kinds`` says so.
+Reduce blocks with casts (the only way int values enter one) run op by op (``None``): the reduction
+accumulates in double, which an int64 sum would outgrow.
 """
 
 from __future__ import annotations
@@ -219,10 +220,8 @@ def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None
 
 
 def compile_matmul(backend: Backend, block: MatmulBlock, device: Device) -> ElementwisePlan | None:
-    """cuBLAS's product (the backend's ``float_matmul``), then the epilogue as one element-wise kernel;
-    ``None`` where the epilogue has casts or int values."""
-    if block.epilogue.has_casts:
-        return None
+    """cuBLAS's product (the backend's ``float_matmul``), then the epilogue as one element-wise kernel
+    (casts included); ``None`` where ``compile_block`` leaves the epilogue to the ops."""
     epilogue = compile_block(block.epilogue, device)
     if epilogue is None:
         return None

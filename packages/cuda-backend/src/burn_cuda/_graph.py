@@ -17,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+
 from burn_backend.kit import CaptureError
 
 from ._cupy import cp
+from ._fusion import kernel_of
 
 T = TypeVar("T")
 Array = Any
@@ -39,6 +42,7 @@ class CudaStepCapture:
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph: Any = None
         self.statics: list[Array] = []
+        self.copies: tuple[np.ndarray, Array] | None = None  # the last copy table, on the host and device
 
     def static_copy(self, primitive: Array) -> Array:
         with cp.cuda.Device(self.index), cp.cuda.using_allocator(self.pool.malloc):
@@ -79,12 +83,24 @@ class CudaStepCapture:
         return result
 
     def copy_into(self, targets: Sequence[Array], sources: Sequence[Array]) -> None:
+        # one launch for every contiguous pair (a step's arguments are tens of tensors: each copy of its
+        # own would cost a host call, and a wait for the GIL where other threads hold it)
+        rows = []
         with cp.cuda.Device(self.index):
             for target, source in zip(targets, sources, strict=True):
                 if source.flags.c_contiguous and target.flags.c_contiguous:
-                    target.data.copy_from_device_async(source.data, source.nbytes)
+                    if source.nbytes:
+                        rows.append((source.data.ptr, target.data.ptr, source.nbytes))
                 else:
                     target[...] = source
+            if not rows:
+                return
+            table = np.array(rows, dtype=np.uint64)
+            if self.copies is None or not np.array_equal(table, self.copies[0]):
+                device_table = cp.empty(table.shape, dtype=np.uint64)
+                device_table.set(table)  # ordered on the current stream, before the launch
+                self.copies = (table, device_table)
+            _copy_many(self.copies[1], int(table[:, 2].max()))
 
     def replay(self) -> None:
         if self.graph is None:
@@ -99,7 +115,44 @@ class CudaStepCapture:
     def close(self) -> None:
         self.graph = None
         self.statics = []
+        self.copies = None
         self.pool.free_all_blocks()
+
+
+_COPY_MANY = r"""
+extern "C" __global__ void burn_copy_many(const unsigned long long* table) {
+    const unsigned long long* row = table + 3 * blockIdx.y;
+    const unsigned long long from = row[0], to = row[1], nbytes = row[2];
+    const unsigned long long start = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    if (((from | to | nbytes) & 15) == 0) {
+        const int4* source = (const int4*)from;
+        int4* target = (int4*)to;
+        for (unsigned long long i = start; i < nbytes / 16; i += stride) target[i] = source[i];
+    } else if (((from | to | nbytes) & 3) == 0) {
+        const unsigned int* source = (const unsigned int*)from;
+        unsigned int* target = (unsigned int*)to;
+        for (unsigned long long i = start; i < nbytes / 4; i += stride) target[i] = source[i];
+    } else {
+        const unsigned char* source = (const unsigned char*)from;
+        unsigned char* target = (unsigned char*)to;
+        for (unsigned long long i = start; i < nbytes; i += stride) target[i] = source[i];
+    }
+}
+"""
+_COPY_THREADS = 256
+_COPY_BLOCKS = 128  # per pair at most: a grid-stride loop covers larger tensors
+_MAX_GRID_Y = 65535
+
+
+def _copy_many(table: Array, largest: int) -> None:
+    """Copy ``nbytes`` from ``source`` to ``target`` for each row ``(source, target, nbytes)`` of the
+    device ``table`` (pointers on the current GPU), in one launch on the current stream."""
+    blocks = min(_COPY_BLOCKS, max(1, -(-largest // (16 * _COPY_THREADS))))
+    kernel = kernel_of(_COPY_MANY, "burn_copy_many")
+    for start in range(0, table.shape[0], _MAX_GRID_Y):
+        part = table[start : start + _MAX_GRID_Y]
+        kernel((blocks, part.shape[0]), (_COPY_THREADS,), (part,))
 
 
 def _end_capture(stream: Any) -> Any:
