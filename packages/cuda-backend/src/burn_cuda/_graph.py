@@ -42,7 +42,6 @@ class CudaStepCapture:
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph: Any = None
         self.statics: list[Array] = []
-        self.copies: tuple[np.ndarray, Array] | None = None  # the last copy table, on the host and device
 
     def static_copy(self, primitive: Array) -> Array:
         with cp.cuda.Device(self.index), cp.cuda.using_allocator(self.pool.malloc):
@@ -83,8 +82,8 @@ class CudaStepCapture:
         return result
 
     def copy_into(self, targets: Sequence[Array], sources: Sequence[Array]) -> None:
-        # one launch for every contiguous pair (a step's arguments are tens of tensors: each copy of its
-        # own would cost a host call, and a wait for the GIL where other threads hold it)
+        # contiguous pairs in one launch per _COPY_PAIRS (a step's arguments are tens of tensors: each
+        # copy of its own would cost a host call, and a wait for the GIL where other threads hold it)
         rows = []
         with cp.cuda.Device(self.index):
             for target, source in zip(targets, sources, strict=True):
@@ -93,14 +92,8 @@ class CudaStepCapture:
                         rows.append((source.data.ptr, target.data.ptr, source.nbytes))
                 else:
                     target[...] = source
-            if not rows:
-                return
-            table = np.array(rows, dtype=np.uint64)
-            if self.copies is None or not np.array_equal(table, self.copies[0]):
-                device_table = cp.empty(table.shape, dtype=np.uint64)
-                device_table.set(table)  # ordered on the current stream, before the launch
-                self.copies = (table, device_table)
-            _copy_many(self.copies[1], int(table[:, 2].max()))
+            for start in range(0, len(rows), _COPY_PAIRS):
+                _copy_many(rows[start : start + _COPY_PAIRS])
 
     def replay(self) -> None:
         if self.graph is None:
@@ -115,14 +108,12 @@ class CudaStepCapture:
     def close(self) -> None:
         self.graph = None
         self.statics = []
-        self.copies = None
         self.pool.free_all_blocks()
 
 
-_COPY_MANY = r"""
-extern "C" __global__ void burn_copy_many(const unsigned long long* table) {
-    const unsigned long long* row = table + 3 * blockIdx.y;
-    const unsigned long long from = row[0], to = row[1], nbytes = row[2];
+_COPY_BODY = r"""
+    const unsigned long long from = table[3 * blockIdx.y], to = table[3 * blockIdx.y + 1];
+    const unsigned long long nbytes = table[3 * blockIdx.y + 2];
     const unsigned long long start = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     if (((from | to | nbytes) & 15) == 0) {
@@ -142,17 +133,27 @@ extern "C" __global__ void burn_copy_many(const unsigned long long* table) {
 """
 _COPY_THREADS = 256
 _COPY_BLOCKS = 128  # per pair at most: a grid-stride loop covers larger tensors
-_MAX_GRID_Y = 65535
+_COPY_PAIRS = 128  # per launch: 3 x 8 bytes of kernel arguments each, within CUDA's 4 KiB
 
 
-def _copy_many(table: Array, largest: int) -> None:
-    """Copy ``nbytes`` from ``source`` to ``target`` for each row ``(source, target, nbytes)`` of the
-    device ``table`` (pointers on the current GPU), in one launch on the current stream."""
+def _copy_source(pairs: int) -> str:
+    """``burn_copy_many`` for ``pairs`` (source, target, bytes) triples, passed as kernel arguments (no
+    table to upload: a copy from pageable host memory would wait for the GPU's queue)."""
+    names = [f"p{k}" for k in range(3 * pairs)]
+    parameters = ", ".join(f"const unsigned long long {name}" for name in names)
+    return (
+        f'extern "C" __global__ void burn_copy_many({parameters}) {{\n'
+        f"    const unsigned long long table[{3 * pairs}] = {{{', '.join(names)}}};" + _COPY_BODY
+    )
+
+
+def _copy_many(rows: Sequence[tuple[int, int, int]]) -> None:
+    """Copy ``nbytes`` from ``source`` to ``target`` for each ``(source, target, nbytes)`` of ``rows``
+    (pointers on the current GPU; at most ``_COPY_PAIRS``), in one launch on the current stream."""
+    largest = max(row[2] for row in rows)
     blocks = min(_COPY_BLOCKS, max(1, -(-largest // (16 * _COPY_THREADS))))
-    kernel = kernel_of(_COPY_MANY, "burn_copy_many")
-    for start in range(0, table.shape[0], _MAX_GRID_Y):
-        part = table[start : start + _MAX_GRID_Y]
-        kernel((blocks, part.shape[0]), (_COPY_THREADS,), (part,))
+    arguments = tuple(np.uint64(value) for row in rows for value in row)
+    kernel_of(_copy_source(len(rows)), "burn_copy_many")((blocks, len(rows)), (_COPY_THREADS,), arguments)
 
 
 def _end_capture(stream: Any) -> Any:
