@@ -433,8 +433,12 @@ def _site(leaves: list[Tensor]) -> _Site | None:
     """The Fusion layer under every tensor of the call, where they share one with a capturing inner
     backend; else ``None`` (the call runs eagerly)."""
     site: _Site | None = None
+    last = None
     for leaf in leaves:
-        _, fusion, device = _stack(leaf._device)
+        if leaf._device is last:  # most tensors of a call share one device object
+            continue
+        last = leaf._device
+        _, fusion, device = _stack(last)
         if fusion is None or device is None:
             return None
         if site is None:
