@@ -1,6 +1,6 @@
 """``replay`` where the inner backend cannot capture (NdArray): every call runs the function; the call
-signature and the rebuilding of results (what a GPU replay relies on, tested with CUDA graphs in
-burn-cuda's tests)."""
+signature and the rebuilding of results (what a replay relies on; replays themselves are tested on the
+CPU in ``test_replay_recorded.py`` and with CUDA graphs in burn-cuda's tests)."""
 
 from __future__ import annotations
 

@@ -132,11 +132,8 @@ def render_step(
     if isinstance(step, CastStep):
         source, value = values[step.args[0]].dtype, f"v{step.args[0]}"
         if result is DType.F16:  # from f64 in one rounding, as the cast alone rounds
-            return (
-                f"__half2float(__double2half({value}))"
-                if source is DType.F64
-                else (f"__half2float(__float2half((float)({value})))")
-            )
+            half = f"__double2half({value})" if source is DType.F64 else f"__float2half((float)({value}))"
+            return f"__half2float({half})"
         return f"({_COMPUTE[result]})({value})"
     operands = [f"v{ref}" for ref in step.args] + scalars
     value = step.entry.render(operands, _FUNCTIONS, _literal(values[step.args[0]].dtype))

@@ -14,6 +14,7 @@ the drawing kernel, so each replay draws new values, the values the same step ru
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -136,6 +137,7 @@ _COPY_BLOCKS = 128  # per pair at most: a grid-stride loop covers larger tensors
 _COPY_PAIRS = 128  # per launch: 3 x 8 bytes of kernel arguments each, within CUDA's 4 KiB
 
 
+@functools.cache  # built once per pair count: every replay launches one
 def _copy_source(pairs: int) -> str:
     """``burn_copy_many`` for ``pairs`` (source, target, bytes) triples, passed as kernel arguments (no
     table to upload: a copy from pageable host memory would wait for the GPU's queue)."""
