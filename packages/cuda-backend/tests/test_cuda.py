@@ -216,18 +216,22 @@ def test_a_chain_of_1000_ops_issues_no_synchronization() -> None:
 def test_memory_use_is_observable() -> None:
     device = Cuda().device(0)
     gc.collect()
+    device.backend.memory_cleanup(device)
+    # measured from a cleaned pool: blocks that earlier tests freed inside chunks still holding live
+    # arrays stay cached whatever the cleanup does
     before = memory_stats(device)
-    tensor = Tensor.zeros([1024, 1024], device, DType.F32)
+    # more than the pool holds free, so that the pool has to grow
+    count = (before["reserved"] - before["in_use"]) // 4 + 16 * 1024 * 1024
+    tensor = Tensor.zeros([count], device, DType.F32) + 1.0
     during = memory_stats(device)
-    assert during["in_use"] >= before["in_use"] + 4 * 1024 * 1024
-    assert during["reserved"] >= during["in_use"]
+    assert during["in_use"] >= before["in_use"] + 4 * count
+    assert during["reserved"] > before["reserved"]
     del tensor
     gc.collect()
     assert memory_stats(device)["in_use"] <= before["in_use"]
     device.backend.memory_cleanup(device)
     stats = memory_stats(device)
-    assert stats["reserved"] == stats["in_use"]  # every cached block given back
-    assert stats["reserved"] < during["reserved"]
+    assert stats["reserved"] <= before["reserved"]  # every block cached since is given back
 
 
 @pytest.mark.gpu

@@ -193,3 +193,38 @@ def test_casts_convert_as_the_ops_one_by_one() -> None:
     for got, want in zip(plan(inputs, scalars), run_op_by_op(backend, block, inputs, scalars), strict=True):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.get(), want.get())
+
+
+@pytest.mark.parametrize("length", [5, 30000])
+def test_outputs_of_several_dtypes_are_their_own_values(length: int) -> None:
+    # small outputs are carved from one allocation, larger ones allocated one by one: either way each
+    # output holds its own value, aligned for the vectorized loads of the kernels that read it
+    spec = TensorSpec(DType.F32, (length,))
+    steps = (
+        ElementwiseStep("float_mul_scalar", (0,), (2.0,)),  # 1
+        ElementwiseStep("float_greater_elem", (1,), (0.0,)),  # 2
+        CastStep("float_cast", (1,), dtype=DType.F16),  # 3
+        ElementwiseStep("float_add", (0, 1)),  # 4
+        CastStep("float_into_int", (4,), dtype=DType.I32),  # 5: truncated
+    )
+    block = ElementwiseBlock((spec,), steps, (1, 2, 3, 4, 5))
+    rng = np.random.default_rng(length)
+    value = rng.uniform(-4.0, 4.0, length).astype(np.float32)
+    backend = Cuda()
+    device = backend.device(0)
+    primitive = Tensor.from_numpy(value, device).primitive
+    plan = backend.compile_fused(block, device)
+    assert plan is not None
+    outputs = plan([primitive], [2.0, 0.0])
+    expected = [
+        value * 2,
+        value * 2 > 0,
+        (value * 2).astype(np.float16),
+        value * 3,
+        (value * 3).astype(np.int32),
+    ]
+    assert [out.dtype for out in outputs] == [want.dtype for want in expected]
+    for out, want in zip(outputs, expected, strict=True):
+        assert out.data.ptr % 256 == 0
+        np.testing.assert_array_equal(out.get(), want)
+    assert len({out.data.ptr for out in outputs}) == len(outputs)

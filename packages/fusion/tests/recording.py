@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from burn_backend import Device
+from burn_backend import Device, TensorData
 from burn_backend.kit import CaptureError
 from burn_ndarray import NdArray
 
@@ -83,6 +83,17 @@ class RecordingNdArray(NdArray):
 
     def step_capture(self, device: Device) -> RecordedStep:
         return RecordedStep(self, device)
+
+    # a read copies, as a read from a GPU does: a replay later writes into the recorded output buffers,
+    # which NdArray's reads would otherwise return as they are
+    def float_into_data(self, tensor: Any) -> TensorData:
+        return TensorData._wrap(super().float_into_data(tensor).to_numpy().copy())
+
+    def int_into_data(self, tensor: Any) -> TensorData:
+        return TensorData._wrap(super().int_into_data(tensor).to_numpy().copy())
+
+    def bool_into_data(self, tensor: Any) -> TensorData:
+        return TensorData._wrap(super().bool_into_data(tensor).to_numpy().copy())
 
 
 def _compiling(compile_block: Callable[..., Any]) -> Callable[..., Any]:

@@ -337,8 +337,9 @@ def test_a_stop_in_one_process_stops_all_after_the_same_step_and_resumes(tmp_pat
     _launch_toy(tmp_path / "full")
     _launch_toy(tmp_path / "part", "--stop-at", "1", "2", "3")  # rank 1 is asked to stop in epoch 2
     steps = (tmp_path / "part" / "progress-rank0.txt").read_text().split("\n")
-    # rank 1 learns of its stop after step 3's all-reduce; step 4's carries it to every process
-    assert steps[-2] == "2 4"
+    # rank 1's metric asks for the stop when it reads step 3's values, after step 4 is queued (metrics
+    # run one step behind); step 5's all-reduce carries it to every process
+    assert steps[-2] == "2 5"
     _launch_toy(tmp_path / "part", "--resume", "2")
     for r in range(2):
         full, resumed = (

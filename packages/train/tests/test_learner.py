@@ -100,7 +100,8 @@ def test_interrupt_mid_epoch_checkpoints_and_resumes_bit_identically(
 
     toy.run(tmp_path, 4, builder_hook=hook)
     assert not (tmp_path / "valid" / "epoch-3").exists()
-    assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 5
+    # the stop asked while step 5's metrics are read (once step 6 is queued) ends the epoch after step 6
+    assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 6
     resumed = toy.run(tmp_path, 4, resume=3)
     _same(toy.weights(resumed), reference)
     assert len((tmp_path / "train" / "epoch-3" / "Loss.log").read_text().splitlines()) == 12
@@ -344,3 +345,52 @@ def test_a_learner_without_training_metrics_trains(tmp_path: Path) -> None:
     )
     learner.fit(loader, loader)
     assert 1 in learner.store.history("Loss", Split.VALID)
+
+
+class EventLog:
+    """A metric that logs its updates (with the step they are for) beside the steps the model runs."""
+
+    input_type = None
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def name(self) -> str:
+        return "Events"
+
+    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        self.events.append(f"metric {metadata.iteration}")
+        return MetricEntry("Events", "", "")
+
+    def clear(self) -> None:
+        pass
+
+
+def test_a_step_is_queued_before_the_last_steps_metrics_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the device computes one step while the host waits for the last one's values and prepares the next
+    events: list[str] = []
+    train_step, valid_step = toy.Model.train_step, toy.Model.valid_step
+
+    def logged(step: Any, name: str) -> Any:
+        def run(model: Any, batch: Any) -> Any:
+            events.append(name)
+            return step(model, batch)
+
+        return run
+
+    monkeypatch.setattr(toy.Model, "train_step", logged(train_step, "train"))
+    monkeypatch.setattr(toy.Model, "valid_step", logged(valid_step, "valid"))
+    log = EventLog(events)
+    toy.run(tmp_path, 1, builder_hook=lambda builder: builder.metric_train(log).metric_valid(log))
+    steps = 12  # 384 items in batches of 32
+    expected = ["train", "train"]
+    for step in range(1, steps):
+        expected += ["metric", "train"] if step < steps - 1 else ["metric", "metric"]
+    train_events = [event.split()[0] for event in events[: 2 * steps]]
+    assert train_events == expected
+    assert [event for event in events[: 2 * steps] if event.startswith("metric")] == [
+        f"metric {step}" for step in range(1, steps + 1)
+    ]
+    assert events[2 * steps : 2 * steps + 3] == ["valid", "valid", "metric 1"]

@@ -65,6 +65,7 @@ from ._registry import set_default_device as set_default_device
 from ._shape import Shape as Shape
 from ._slice import Slice as Slice
 from ._tensor import Tensor as Tensor
+from ._transaction import PendingRead as PendingRead
 from ._transaction import Transaction as Transaction
 from ._version import __version__ as __version__
 
@@ -73,6 +74,7 @@ __all__ = [
     "Tensor",
     "TensorData",
     "Transaction",
+    "PendingRead",
     "Tolerance",
     "DType",
     "Kind",

@@ -20,6 +20,7 @@ from ._ops.float import FloatTensorOps
 from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
 from ._ops.optim import OptimizerOps
+from ._transaction import PendingRead
 
 if TYPE_CHECKING:
     from ._fusion_ir import ElementwiseBlock, ElementwisePlan
@@ -174,6 +175,21 @@ class Backend(
             [self.bool_into_data(t) for t in bools],
         )
 
+    def tr_execute_async(
+        self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
+    ) -> PendingRead[tuple[list[TensorData], list[TensorData], list[TensorData]]]:
+        """Start the reads of ``tr_execute`` and return what ``wait()`` completes. A backend whose
+        device runs behind the host overrides it to queue the copies to host memory and return at
+        once: work queued after this call does not delay the read, and the host waits only when it
+        asks for the data. The default reads now.
+
+        Example:
+            >>> from burn_ndarray import NdArray  # doctest: +SKIP
+            >>> backend = NdArray()  # doctest: +SKIP
+            >>> floats, _, _ = backend.tr_execute_async([primitive], [], []).wait()  # doctest: +SKIP
+        """
+        return PendingRead.ready(self.tr_execute(floats, ints, bools))
+
     def from_dlpack(self, source: Any, device: Device) -> Any | None:
         """A primitive on ``device`` made from ``source`` (an object with ``__dlpack__``, such as another
         backend's primitive), sharing its memory where the two allow it; ``None`` (the default) when this
@@ -224,7 +240,7 @@ class Backend(
 
 BACKEND_METHODS = (
     "device_count", "seed", "sync", "supports_dtype", "dtype_usage", "ad_enabled", "flush", "memory_cleanup",
-    "tr_execute", "compile_elementwise", "from_dlpack",
+    "tr_execute", "tr_execute_async", "compile_elementwise", "from_dlpack",
 )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from ._backend import BACKEND_METHODS, Backend, DTypeUsage, interface_methods
 from ._data import TensorData
 from ._device import Device
 from ._dtype import DType
+from ._transaction import PendingRead
 
 if TYPE_CHECKING:
     from ._fusion_ir import ElementwiseBlock, ElementwisePlan, Scalar
@@ -21,8 +22,9 @@ class BackendDecorator(Backend):
     It holds ``inner`` and forwards what is the inner backend's: its devices (``device_count``,
     ``seed``, ``sync``, ``flush``, ``memory_cleanup``, ``supports_dtype``, ``dtype_usage``, device
     ``i`` of the decorator being device ``i`` of the inner backend), its capabilities
-    (``validates_index_values``), its ``conformance_exclusions``, transactions (``tr_execute``),
-    DLPack imports (``from_dlpack``) and the fusion compile hook (``compile_elementwise``). Its
+    (``validates_index_values``), its ``conformance_exclusions``, transactions (``tr_execute``,
+    ``tr_execute_async``), DLPack imports (``from_dlpack``) and the fusion compile hook
+    (``compile_elementwise``). Its
     ``stack_name`` is its ``name`` before the inner one's: ``"autodiff-ndarray"``.
 
     Every op a subclass does not define runs on the inner backend: arguments go through ``unwrap``
@@ -167,6 +169,14 @@ class BackendDecorator(Backend):
     ) -> tuple[list[TensorData], list[TensorData], list[TensorData]]:
         unwrap = self.unwrap
         return self._inner.tr_execute(
+            [unwrap(t) for t in floats], [unwrap(t) for t in ints], [unwrap(t) for t in bools]
+        )
+
+    def tr_execute_async(
+        self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
+    ) -> PendingRead[tuple[list[TensorData], list[TensorData], list[TensorData]]]:
+        unwrap = self.unwrap
+        return self._inner.tr_execute_async(
             [unwrap(t) for t in floats], [unwrap(t) for t in ints], [unwrap(t) for t in bools]
         )
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from burn_backend import Device, Tensor
+from burn_backend import Device, PendingRead, Tensor, TensorData
 from burn_backend.array import ArrayBackend
 from burn_backend.kit import (
     FUSED_BLOCK_KINDS,
@@ -27,6 +27,7 @@ from ._ops._collective import CollectiveOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
 from ._runtime import CupyRuntime
+from ._transfer import download_async
 
 _runtime = CupyRuntime()
 
@@ -81,8 +82,10 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
 
     Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy
     is imported to allow it). Ops are queued on the device's current stream: nothing waits for the GPU
-    except reading values (``into_data``, ``into_scalar``), ``sync``, and the ops whose result's shape
-    depends on values (``argwhere``, ``mask_select``). Without CuPy or a GPU the backend has no devices.
+    except reading values (``into_data``, ``into_scalar``, and ``wait()`` on a
+    ``Transaction.execute_async``), ``sync``, and the ops whose result's shape depends on values
+    (``argwhere``, ``mask_select``). Copies from the host go through pinned memory and do not wait.
+    Without CuPy or a GPU the backend has no devices.
 
     Args:
         float_dtype: the default float dtype (f32 unless set).
@@ -135,6 +138,19 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
         if isinstance(block, MatmulBlock):
             return compile_matmul(self, block, device)
         return compile_block(block, device)
+
+    def tr_execute_async(
+        self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
+    ) -> PendingRead[tuple[list[TensorData], list[TensorData], list[TensorData]]]:
+        """Queue the copies of every tensor to pinned host memory, each on its GPU's current stream, and
+        return at once: ``wait()`` waits for those copies only, not for what was queued after them."""
+        reads = [[download_async(array) for array in group] for group in (floats, ints, bools)]
+
+        def finish() -> tuple[list[TensorData], list[TensorData], list[TensorData]]:
+            groups = [[TensorData._wrap(read()) for read in group] for group in reads]
+            return groups[0], groups[1], groups[2]
+
+        return PendingRead(finish)
 
     def step_capture(self, device: Device) -> CudaStepCapture:
         """The step-capture hook (``burn_backend.kit.CAPTURE_HOOK``): a CUDA graph of one step with its

@@ -22,7 +22,7 @@ Blocks of u64 or bf16 values, and int powers, run op by op (``None``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -267,6 +267,34 @@ def kernel_of(source: str, name: str = "burn_fused") -> Any:
         return kernel
 
 
+_CARVED_BYTES = 1 << 16
+"""Outputs of a block up to this size each are carved from one allocation."""
+_CARVED_ALIGN = 256  # cudaMalloc's alignment: every output keeps the vectorized loads' 16 bytes
+
+
+def output_allocator(shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> Callable[[], list[Any]]:
+    """A function that allocates a block's outputs (of ``shape``, one per dtype) on the current GPU.
+
+    Several small outputs are carved from one allocation: a block of tiny ops costs the host far more
+    than the GPU, and one call into CuPy's memory pool replaces one per output. Larger outputs get
+    allocations of their own, so that each is given back to the pool as soon as it dies."""
+    count = int(np.prod(shape, dtype=np.int64))
+    sizes = [count * dtype.itemsize for dtype in dtypes]
+    if len(sizes) < 2 or not 0 < max(sizes) <= _CARVED_BYTES:
+        return lambda: [cp.empty(shape, dtype=dtype) for dtype in dtypes]
+    offsets, total = [], 0
+    for size in sizes:
+        offsets.append(total)
+        total += -(-size // _CARVED_ALIGN) * _CARVED_ALIGN
+    pairs = list(zip(dtypes, offsets, strict=True))
+
+    def allocate() -> list[Any]:
+        memory = cp.cuda.alloc(total)  # the current allocator's: a capture's private pool included
+        return [cp.ndarray(shape, dtype, memptr=memory + offset) for dtype, offset in pairs]
+
+    return allocate
+
+
 def supported(block: ElementwiseBlock | ReduceBlock) -> bool:
     """Whether this compiler takes the block's values and steps: f32, f64, f16, bool and the int
     dtypes but u64; every step but int powers."""
@@ -290,7 +318,7 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
     kernel = kernel_of(_source(block, flags, rank))
     quad = kernel_of(_source_x4(block)) if _vectorized(block) else None
     out_shape = block.values[block.outputs[0]].shape
-    out_dtypes = [block.values[ref].dtype.numpy for ref in block.outputs]
+    allocate_outputs = output_allocator(out_shape, [block.values[ref].dtype.numpy for ref in block.outputs])
     kinds = [_NUMPY[kind] for kind in scalar_types(block.steps, block.values)]
     n = int(np.prod(out_shape, dtype=np.int64))
     geometry: list[Any] = [np.int64(n)]
@@ -310,7 +338,7 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
     def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
         with cp.cuda.Device(index):
             arrays = [cp.ascontiguousarray(array) for array in inputs]
-            outputs = [cp.empty(out_shape, dtype=dtype) for dtype in out_dtypes]
+            outputs = allocate_outputs()
             if n:
                 arguments = (
                     *arrays,

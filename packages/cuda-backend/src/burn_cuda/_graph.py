@@ -14,7 +14,7 @@ the drawing kernel, so each replay draws new values, the values the same step ru
 
 from __future__ import annotations
 
-import functools
+import collections
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -24,6 +24,7 @@ from burn_backend.kit import CaptureError
 
 from ._cupy import cp
 from ._fusion import kernel_of
+from ._transfer import upload
 
 T = TypeVar("T")
 Array = Any
@@ -43,6 +44,12 @@ class CudaStepCapture:
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph: Any = None
         self.statics: list[Array] = []
+        self.tables: collections.OrderedDict[tuple[tuple[int, int, int], ...], Array] = (
+            collections.OrderedDict()
+        )
+        """The copy tables on the GPU, by their rows: a step's copies repeat (the outputs passed back
+        in are the same buffers at every replay, a batch comes back to the few blocks the memory pool
+        hands out for it), so a table is uploaded once and reused."""
 
     def static_copy(self, primitive: Array) -> Array:
         with cp.cuda.Device(self.index), cp.cuda.using_allocator(self.pool.malloc):
@@ -83,8 +90,8 @@ class CudaStepCapture:
         return result
 
     def copy_into(self, targets: Sequence[Array], sources: Sequence[Array]) -> None:
-        # contiguous pairs in one launch per _COPY_PAIRS (a step's arguments are tens of tensors: each
-        # copy of its own would cost a host call, and a wait for the GIL where other threads hold it)
+        # contiguous pairs in one launch (a step's arguments are tens of tensors: each copy of its own
+        # would cost a host call, and a wait for the GIL where other threads hold it)
         rows = []
         with cp.cuda.Device(self.index):
             for target, source in zip(targets, sources, strict=True):
@@ -94,7 +101,15 @@ class CudaStepCapture:
                 else:
                     target[...] = source
             for start in range(0, len(rows), _COPY_PAIRS):
-                _copy_many(rows[start : start + _COPY_PAIRS])
+                chunk = tuple(rows[start : start + _COPY_PAIRS])
+                table = self.tables.get(chunk)
+                if table is None:
+                    table = self.tables[chunk] = upload(np.array(chunk, dtype=np.uint64))
+                    if len(self.tables) > _COPY_TABLES:
+                        self.tables.popitem(last=False)
+                else:
+                    self.tables.move_to_end(chunk)
+                _copy_many(table, chunk)
 
     def replay(self) -> None:
         if self.graph is None:
@@ -109,10 +124,12 @@ class CudaStepCapture:
     def close(self) -> None:
         self.graph = None
         self.statics = []
+        self.tables.clear()
         self.pool.free_all_blocks()
 
 
-_COPY_BODY = r"""
+_COPY_SOURCE = r"""
+extern "C" __global__ void burn_copy_many(const unsigned long long* table) {
     const unsigned long long from = table[3 * blockIdx.y], to = table[3 * blockIdx.y + 1];
     const unsigned long long nbytes = table[3 * blockIdx.y + 2];
     const unsigned long long start = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -134,28 +151,18 @@ _COPY_BODY = r"""
 """
 _COPY_THREADS = 256
 _COPY_BLOCKS = 128  # per pair at most: a grid-stride loop covers larger tensors
-_COPY_PAIRS = 128  # per launch: 3 x 8 bytes of kernel arguments each, within CUDA's 4 KiB
+_COPY_PAIRS = 65535  # per launch: CUDA's largest grid height
+_COPY_TABLES = 32  # kept per capture
 
 
-@functools.cache  # built once per pair count: every replay launches one
-def _copy_source(pairs: int) -> str:
-    """``burn_copy_many`` for ``pairs`` (source, target, bytes) triples, passed as kernel arguments (no
-    table to upload: a copy from pageable host memory would wait for the GPU's queue)."""
-    names = [f"p{k}" for k in range(3 * pairs)]
-    parameters = ", ".join(f"const unsigned long long {name}" for name in names)
-    return (
-        f'extern "C" __global__ void burn_copy_many({parameters}) {{\n'
-        f"    const unsigned long long table[{3 * pairs}] = {{{', '.join(names)}}};" + _COPY_BODY
-    )
-
-
-def _copy_many(rows: Sequence[tuple[int, int, int]]) -> None:
+def _copy_many(table: Array, rows: Sequence[tuple[int, int, int]]) -> None:
     """Copy ``nbytes`` from ``source`` to ``target`` for each ``(source, target, nbytes)`` of ``rows``
-    (pointers on the current GPU; at most ``_COPY_PAIRS``), in one launch on the current stream."""
+    (pointers on the current GPU; at most ``_COPY_PAIRS``), in one launch on the current stream;
+    ``table`` holds the rows on the GPU (passed as kernel arguments instead, their numbers would cost
+    CuPy a microsecond each to convert)."""
     largest = max(row[2] for row in rows)
     blocks = min(_COPY_BLOCKS, max(1, -(-largest // (16 * _COPY_THREADS))))
-    arguments = tuple(np.uint64(value) for row in rows for value in row)
-    kernel_of(_copy_source(len(rows)), "burn_copy_many")((blocks, len(rows)), (_COPY_THREADS,), arguments)
+    kernel_of(_COPY_SOURCE, "burn_copy_many")((blocks, len(rows)), (_COPY_THREADS,), (table,))
 
 
 def _end_capture(stream: Any) -> Any:

@@ -15,6 +15,7 @@ from burn_backend.array import ArrayRuntime
 from . import _cublas, _cupy
 from ._cupy import cp
 from ._ops import _scatter
+from ._transfer import upload
 
 Array = Any
 _BF16 = DType.BF16.numpy
@@ -47,7 +48,7 @@ class CupyRuntime(ArrayRuntime):
         super().__init__(cp, {dtype: dtype.numpy for dtype in DType})  # CuPy takes NumPy's dtypes
 
     def from_host(self, array: np.ndarray[Any, Any], device: Device | None) -> Array:
-        return cp.asarray(array)
+        return upload(array)
 
     def to_host(self, array: Array) -> np.ndarray[Any, Any]:
         return cp.asnumpy(array)  # type: ignore[no-any-return]

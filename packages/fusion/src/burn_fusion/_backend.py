@@ -137,9 +137,12 @@ class Fusion(BackendDecorator):
         """Record ``op`` on ``tensors`` in this thread's stream and return its pending result; where it
         cannot be deferred (operands that do not broadcast, not of this backend), run it now."""
         first = tensors[0]
-        rejected = _REJECTED_SCALARS.get(op.name)
-        if type(first) is not FusionTensor or (rejected is not None and rejected(scalars)):
+        if type(first) is not FusionTensor:
             return self._eager(op.name, tensors, scalars)
+        if scalars:
+            rejected = _REJECTED_SCALARS.get(op.name)
+            if rejected is not None and rejected(scalars):
+                return self._eager(op.name, tensors, scalars)
         stream = first.node.stream
         if type(stream) is not Stream or stream.thread != get_ident() or stream.executor is not self.executor:
             stream = self.stream(self.device_of(first))
@@ -306,7 +309,13 @@ def _claim(node: Node, tensor: FusionTensor, stream: Stream) -> None:
 
 def _deferred(op: ElementwiseOp, interface: Callable[..., Any]) -> Callable[..., Any]:
     arity = op.arity
-    if arity == 1:
+    # the common forms without slicing: these calls are a tiny op's whole host cost
+    if op.scalars == 0:
+
+        def method(self: Fusion, *args: Any) -> Any:
+            return self._record(op, args, ())
+
+    elif arity == 1:
 
         def method(self: Fusion, *args: Any) -> Any:
             return self._record(op, args[:1], args[1:])

@@ -17,7 +17,16 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from burn_backend import AutodiffBackend, Backend, Device, DType, DTypeUsage, Gradients, TensorData
+from burn_backend import (
+    AutodiffBackend,
+    Backend,
+    Device,
+    DType,
+    DTypeUsage,
+    Gradients,
+    PendingRead,
+    TensorData,
+)
 from burn_backend.kit import BackendDecorator
 
 if TYPE_CHECKING:
@@ -329,18 +338,31 @@ class Router(BackendDecorator):
     def tr_execute(
         self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
     ) -> tuple[list[TensorData], list[TensorData], list[TensorData]]:
-        # one transaction per inner backend, so each waits for its device once
+        return self.tr_execute_async(floats, ints, bools).wait()
+
+    def tr_execute_async(
+        self, floats: Sequence[Any], ints: Sequence[Any], bools: Sequence[Any]
+    ) -> PendingRead[tuple[list[TensorData], list[TensorData], list[TensorData]]]:
+        # one transaction per inner backend, so each waits for its device once; all are started
+        # before any is waited for
         groups = (list(floats), list(ints), list(bools))
-        results: tuple[list[Any], ...] = tuple([None] * len(group) for group in groups)
+        reads = []
         for route in self.routes:
             picked = [[(i, t.primitive) for i, t in enumerate(group) if t.route is route] for group in groups]
-            if not any(picked):
-                continue
-            read = route.backend.tr_execute(*([p for _, p in part] for part in picked))
-            for part, values, out in zip(picked, read, results):
-                for (i, _), value in zip(part, values):
-                    out[i] = value
-        return results[0], results[1], results[2]
+            if any(picked):
+                reads.append(
+                    (picked, route.backend.tr_execute_async(*([p for _, p in part] for part in picked)))
+                )
+
+        def finish() -> tuple[list[TensorData], list[TensorData], list[TensorData]]:
+            results: tuple[list[Any], ...] = tuple([None] * len(group) for group in groups)
+            for picked, read in reads:
+                for part, values, out in zip(picked, read.wait(), results):
+                    for (i, _), value in zip(part, values):
+                        out[i] = value
+            return results[0], results[1], results[2]
+
+        return PendingRead(finish)
 
     # -- what the inner backends share ------------------------------------------------------------
     @property

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from burn_backend import PendingRead
 from burn_nn import Module
 
 from ._logger import FileMetricLogger
-from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
+from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host_async
 from ._renderer import CliRenderer, MetricsRenderer, TrainingProgress
 from ._state import MetricsStore, Split
 
@@ -46,19 +47,29 @@ def run_epoch(
     iterations = len(loader) if hasattr(loader, "__len__") else 0
     iteration = getattr(iterator, "position", 0)
     last: dict[str, MetricEntry] = {}
+
+    def update(read: PendingRead[list[Any]], metadata: MetricMetadata) -> None:
+        entries = [metric.update(value, metadata) for (metric, _), value in zip(metrics, read.wait())]
+        logger.log(split, epoch, entries)
+        renderer.update(
+            TrainingProgress(split, epoch, epoch_total, metadata.iteration, iterations, *metadata.progress),
+            entries,
+        )
+        last.update((entry.name, entry) for entry in entries)
+
+    pending: tuple[PendingRead[list[Any]], MetricMetadata] | None = None
     for batch in iterator:
         iteration += 1
         item = step(batch)
         progress = iterator.progress() if hasattr(iterator, "progress") else (iteration, iterations)
         metadata = MetricMetadata(progress, epoch, epoch_total, iteration, lr())
-        inputs = to_host([adapt(item, metric) for metric, _ in metrics])
-        entries = [metric.update(value, metadata) for (metric, _), value in zip(metrics, inputs)]
-        logger.log(split, epoch, entries)
-        renderer.update(
-            TrainingProgress(split, epoch, epoch_total, iteration, iterations, *progress), entries
-        )
-        last.update((entry.name, entry) for entry in entries)
+        read = to_host_async([adapt(item, metric) for metric, _ in metrics])
         del item  # released before the next step: a replay copies out the outputs still held
+        if pending is not None:  # the last step's values, read while this one runs
+            update(*pending)
+        pending = (read, metadata)
+    if pending is not None:
+        update(*pending)
     logger.end_epoch(split, epoch)
     return last
 

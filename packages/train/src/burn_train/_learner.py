@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from burn_backend import Device, Recorder
+from burn_backend import Device, PendingRead, Recorder
 from burn_backend.distributed import ProcessGroup
 from burn_nn import Module
 from burn_nn.optim import ConstantLr, GradientsAccumulator, GradientsParams, LrScheduler, ModuleOptimizer
@@ -38,7 +38,7 @@ from ._distributed import (
 )
 from ._evaluator import LearnerSummary, run_epoch
 from ._logger import FileMetricLogger, application_logger
-from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host
+from ._metrics._base import MetricEntry, MetricMetadata, adapt, to_host_async
 from ._multi_device import SplitLoader, data_parallel_step
 from ._output import run_train_step
 from ._plot import write_curves
@@ -491,6 +491,7 @@ class Learner:
         accumulator, accumulated = GradientsAccumulator(), 0
         for metric, _ in b._train_metrics:
             metric.clear()
+        pending: tuple[PendingRead[list[Any]], list[Any], MetricMetadata, int] | None = None
         for batch in iterator:
             iteration += 1
             grads: GradientsParams | None = None  # None: the replayed step updated the model
@@ -518,26 +519,52 @@ class Learner:
             progress = iterator.progress() if hasattr(iterator, "progress") else (iteration, iterations)
             metadata = MetricMetadata(progress, epoch, b._num_epochs, iteration, self._lr)
             metrics = [metric for metric, _ in b._train_metrics]
-            inputs = to_host([adapt(item, metric) for item in items for metric in metrics])
-            entries: list[MetricEntry] = []
-            for start in range(0, len(inputs), max(1, len(metrics))):  # each device's output updates them
-                entries = [
-                    m.update(i, metadata) for m, i in zip(metrics, inputs[start : start + len(metrics)])
-                ]
-                self._logger.log("train", epoch, entries)
-            self._last["train"].update((entry.name, entry) for entry in entries)
-            renderer.update(
-                TrainingProgress("train", epoch, b._num_epochs, iteration, iterations, *progress), entries
-            )
+            read = to_host_async([adapt(item, metric) for item in items for metric in metrics])
             del items  # released before the next step: a replay copies out the outputs still held
+            # the last step's metrics are read once this one is queued: the device runs one step while
+            # the host waits for the other's values and prepares the next
+            if pending is not None:
+                self._update_train_metrics(*pending, renderer)
+            pending = (read, metrics, metadata, iterations)
             if accumulated == 0 and self._should_stop() and (iterations == 0 or iteration < iterations):
+                self._update_train_metrics(*pending, renderer)
                 if hasattr(iterator, "close"):
                     iterator.close()
                 return False
+        if pending is not None:
+            self._update_train_metrics(*pending, renderer)
         if accumulated:  # a last, partial accumulation is applied rather than dropped
             self._optimize(accumulator.grads())
         self._logger.end_epoch("train", epoch)
         return True
+
+    def _update_train_metrics(
+        self,
+        read: PendingRead[list[Any]],
+        metrics: list[Any],
+        metadata: MetricMetadata,
+        iterations: int,
+        renderer: MetricsRenderer,
+    ) -> None:
+        """Update, log and render the training metrics with one step's read inputs (each device's
+        output updates them in turn)."""
+        inputs = read.wait()
+        entries: list[MetricEntry] = []
+        for start in range(0, len(inputs), max(1, len(metrics))):
+            entries = [m.update(i, metadata) for m, i in zip(metrics, inputs[start : start + len(metrics)])]
+            self._logger.log("train", metadata.epoch, entries)
+        self._last["train"].update((entry.name, entry) for entry in entries)
+        renderer.update(
+            TrainingProgress(
+                "train",
+                metadata.epoch,
+                metadata.epoch_total,
+                metadata.iteration,
+                iterations,
+                *metadata.progress,
+            ),
+            entries,
+        )
 
     def _replayed_step(self, batch: Any) -> Any:
         """The replayed training and optimizer step on ``batch``: updates the model, returns the item."""

@@ -4,14 +4,15 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from burn_backend import Tensor, Transaction
+from burn_backend import PendingRead, Tensor, Transaction
 
 __all__ = [
     "Adaptor",
@@ -23,6 +24,7 @@ __all__ = [
     "adapt",
     "as_numpy",
     "to_host",
+    "to_host_async",
 ]
 
 T = TypeVar("T")
@@ -192,6 +194,21 @@ def to_host(inputs: Sequence[Any]) -> list[Any]:
 
     Inputs that are not dataclasses are passed through unchanged; the same tensor object is read once.
     """
+    return to_host_async(inputs).wait()
+
+
+def _without(item: Any, names: Iterable[str]) -> Any:
+    """A shallow copy of the dataclass ``item`` with the fields ``names`` set to ``None``."""
+    copied = copy.copy(item)
+    for name in names:
+        object.__setattr__(copied, name, None)  # frozen dataclasses too
+    return copied
+
+
+def to_host_async(inputs: Sequence[Any]) -> PendingRead[list[Any]]:
+    """``to_host``'s reads started (``Transaction.execute_async``): ``wait()`` gives the inputs with
+    their arrays. A device that runs behind the host copies them after the work queued so far, and
+    the host waits only when it asks for them, so the next step can be queued first."""
     transaction = Transaction()
     slots: dict[int, int] = {}
     for item in inputs:
@@ -202,20 +219,33 @@ def to_host(inputs: Sequence[Any]) -> list[Any]:
                     slots[id(value)] = len(slots)
                     transaction.register(value)
     if not slots:
-        return list(inputs)
-    datas = [data.to_numpy() for data in transaction.execute()]
-    converted: list[Any] = []
-    for item in inputs:
-        if dataclasses.is_dataclass(item) and not isinstance(item, type):
-            changes = {
-                field.name: datas[slots[id(getattr(item, field.name))]]
-                for field in dataclasses.fields(item)
-                if isinstance(getattr(item, field.name), Tensor)
-            }
-            converted.append(dataclasses.replace(item, **changes) if changes else item)
-        else:
+        return PendingRead.ready(list(inputs))
+    read = transaction.execute_async()
+    fields = [
+        {
+            field.name: slots[id(getattr(item, field.name))]
+            for field in dataclasses.fields(item)
+            if isinstance(getattr(item, field.name), Tensor)
+        }
+        if dataclasses.is_dataclass(item) and not isinstance(item, type)
+        else None
+        for item in inputs
+    ]
+    # what is kept until the wait holds no tensor, so that the step's outputs are released now (a
+    # replayed step's outputs live in the recording's buffers, copied out when held into the next)
+    kept = [item if slots_of is None else _without(item, slots_of) for item, slots_of in zip(inputs, fields)]
+
+    def finish() -> list[Any]:
+        datas = [data.to_numpy() for data in read.wait()]
+        converted: list[Any] = []
+        for item, slots_of in zip(kept, fields):
+            if slots_of:
+                changes = {name: datas[slot] for name, slot in slots_of.items()}
+                item = dataclasses.replace(item, **changes)
             converted.append(item)
-    return converted
+        return converted
+
+    return PendingRead(finish)
 
 
 class NumericMetricState:

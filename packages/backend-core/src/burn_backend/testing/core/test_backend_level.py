@@ -1,4 +1,5 @@
-"""Backend-level methods: dtype usage, autodiff flag, flush, memory cleanup, and transactions."""
+"""Backend-level methods: dtype usage, autodiff flag, flush, memory cleanup, and transactions (read
+now or started and waited for later)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,30 @@ def test_tr_execute_groups(device: Device) -> None:
     assert [d.tolist() for d in floats] == [[1.0, 1.0]]
     assert [d.tolist() for d in ints] == [[0, 1]]
     assert bools == []
+
+
+def test_an_async_read_gives_the_values_at_the_call(device: Device) -> None:
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 5))
+    floats = Tensor.from_data(values, device)
+    ints = Tensor.arange(6, device=device).reshape([2, 3])
+    read = Transaction().register(floats * 2).register(ints).register(floats > 0).execute_async()
+    for _ in range(20):  # work queued after the call, and the read tensors dropped, change nothing
+        floats = (floats * 3).exp() - floats
+    del ints
+    data = read.wait()
+    check(Tensor.from_data(data[0], device), values * 2, device.backend.float_dtype)
+    assert data[1].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert data[2].tolist() == (values > 0).tolist()
+    assert read.wait() is data  # read once
+
+
+def test_tr_execute_async_groups(device: Device) -> None:
+    backend = device.backend
+    pending = backend.tr_execute_async(
+        [Tensor.from_data([0.5, -1.0], device).primitive], [], [(Tensor.ones([2], device) > 0).primitive]
+    )
+    floats, ints, bools = pending.wait()
+    assert [d.tolist() for d in floats] == [[0.5, -1.0]]
+    assert ints == []
+    assert [d.tolist() for d in bools] == [[True, True]]
