@@ -94,6 +94,7 @@ def upload(array: Any) -> Array:
         type(array) is not np.ndarray
         or not 0 < array.nbytes <= STAGING_MAX
         or array.dtype.kind not in "biuf"
+        or not array.dtype.isnative
         or stream.is_capturing()
     ):
         return cp.asarray(array)
@@ -148,4 +149,5 @@ def download_async(array: Array) -> Callable[[], np.ndarray[Any, Any]]:
 def _finish_download(event: Any, host: np.ndarray[Any, Any], source: Array) -> np.ndarray[Any, Any]:
     """``host`` once ``event`` (after its copy from ``source``, kept alive until now) has passed."""
     event.synchronize()
-    return host
+    # writable, as what cupy.asnumpy returns (a read-only export of the pinned memory is copied)
+    return host if host.flags.writeable else host.copy()
