@@ -110,9 +110,7 @@ def upload(array: Any) -> Array:
     with ring.lock:
         start = ring.reserve(array.nbytes)
         pinned = ring.base + start
-        # bytes moved by address: CuPy 14 takes a NumPy view of pinned memory for one of its own arrays
-        # in np.copyto and ndarray.set, and fails ('memoryview' object has no attribute 'copy_from_async')
-        ctypes.memmove(pinned, source.ctypes.data, array.nbytes)
+        ctypes.memmove(pinned, source.ctypes.data, array.nbytes)  # releases the GIL while it copies
         cp.cuda.runtime.memcpyAsync(
             out.data.ptr, pinned, array.nbytes, cp.cuda.runtime.memcpyHostToDevice, stream.ptr
         )
