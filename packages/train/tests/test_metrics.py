@@ -4,9 +4,11 @@ batch and over an epoch of several batches."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -43,7 +45,7 @@ from burn_train import (
     TopKAccuracyMetric,
     cuda_metrics_available,
 )
-from burn_train._metrics._base import adapt, to_host
+from burn_train._metrics._base import adapt, to_host, to_host_async
 
 metrics_module = pytest.importorskip("sklearn.metrics")
 META = MetricMetadata.fake()
@@ -274,3 +276,26 @@ def test_outputs_adapt_and_one_transaction_reads_a_step(monkeypatch: pytest.Monk
     assert isinstance(adapt(multi, HammingScore()), HammingScoreInput)
     with pytest.raises(TypeError, match=r"RegressionOutput\.adapt: cannot make a AccuracyInput"):
         adapt(RegressionOutput(loss, output, output), AccuracyMetric())
+
+
+def test_an_async_read_of_metric_inputs_releases_the_tensors_before_the_wait() -> None:
+    # the learner waits for a step's metric inputs once the next step is queued: the inputs it keeps
+    # meanwhile hold no tensor, so a replayed step's outputs are free to be overwritten
+    device = default_device()
+    output = Tensor.from_data(np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]], np.float32), device)
+    targets = Tensor.from_data(np.array([1, 1, 1]), device)
+    loss = Tensor.from_data(np.array([0.25], np.float32), device)
+    classification = ClassificationOutput(loss, output, targets)
+    metrics = [AccuracyMetric(), LossMetric()]
+    read = to_host_async([adapt(classification, m) for m in metrics] + ["not a dataclass"])
+    released = weakref.ref(output)
+    del classification, output
+    gc.collect()
+    assert released() is None
+    accuracy, loss_input, passed = read.wait()
+    assert passed == "not a dataclass"
+    np.testing.assert_array_equal(accuracy.targets, [1, 1, 1])
+    assert [m.update(i, META).value for m, i in zip(metrics, (accuracy, loss_input))] == [
+        pytest.approx(200 / 3),
+        pytest.approx(0.25),
+    ]
