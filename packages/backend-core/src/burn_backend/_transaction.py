@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 T = TypeVar("T")
-_UNSET: object = object()
 
 
 class PendingRead(Generic[T]):
@@ -35,7 +34,7 @@ class PendingRead(Generic[T]):
 
     def __init__(self, finish: Callable[[], T]) -> None:
         self._finish: Callable[[], T] | None = finish
-        self._value: object = _UNSET
+        self._value: T | None = None  # set by the first wait
 
     @classmethod
     def ready(cls, value: T) -> PendingRead[T]:
@@ -48,7 +47,7 @@ class PendingRead(Generic[T]):
         if self._finish is not None:
             finish, self._finish = self._finish, None
             self._value = finish()
-        return self._value  # type: ignore[return-value]
+        return self._value  # type: ignore[return-value]  # set above, or by an earlier wait
 
 
 class Transaction:

@@ -611,10 +611,7 @@ def _snapshot(arguments: Any) -> _Snapshot:
     seen: set[int] = set()
 
     def visit(value: Any, path: tuple[tuple[int, Any], ...]) -> None:
-        kind = type(value)
-        category = _categories.get(kind)
-        if category is None:
-            category = _category(kind)
+        category = _category(type(value))
         if category not in (_SEQUENCE, _DICT, _OBJECT) or id(value) in seen:
             return
         seen.add(id(value))
@@ -688,10 +685,7 @@ value, [(key, plan), ...])`` for a container or object and those of its entries 
 def _plan(value: Any, outputs: set[int], memo: dict[int, _Plan | None]) -> _Plan | None:
     """The rebuilding plan of ``value`` for the tensors whose ids are in ``outputs`` (``None``: it holds
     none of them, and is kept as it is)."""
-    kind = type(value)
-    category = _categories.get(kind)
-    if category is None:
-        category = _category(kind)
+    category = _category(type(value))
     if category == _TENSOR:
         return (_TENSOR, id(value)) if id(value) in outputs else None
     if category in (_ATOM, _VALUE, _OPAQUE):

@@ -12,9 +12,6 @@ from burn_nn.optim import ModuleOptimizer
 
 from ._output import run_train_step
 
-TrainAndUpdate = Callable[[Module, ModuleOptimizer, float, Any], tuple[Any, Module]]
-"""``(model, optimizer, lr, batch) -> (item, updated model)``."""
-
 StepReplay = Callable[[Callable[..., Any]], Callable[..., Any]]
 """What records a step function and replays it, returning a function called as the step:
 ``burn_fusion.replay``."""

@@ -136,14 +136,12 @@ class _AdaptiveMomentum:
         if isinstance(time, int):
             return math.sqrt(1.0 - self.beta_2**time), lr / (1.0 - self.beta_1**time)
         exponent = time.cast(DType.F64)
-        power_1 = (
-            exponent.mul_scalar(math.log(self.beta_1)).exp() if self.beta_1 > 0 else exponent.mul_scalar(0.0)
-        )
-        power_2 = (
-            exponent.mul_scalar(math.log(self.beta_2)).exp() if self.beta_2 > 0 else exponent.mul_scalar(0.0)
-        )
-        root_2 = power_2.neg().add_scalar(1.0).sqrt()
-        step = power_1.neg().add_scalar(1.0).recip().mul_scalar(lr)
+
+        def power(beta: float) -> Tensor:  # beta ** time
+            return exponent.mul_scalar(math.log(beta)).exp() if beta > 0 else exponent.mul_scalar(0.0)
+
+        root_2 = power(self.beta_2).neg().add_scalar(1.0).sqrt()
+        step = power(self.beta_1).neg().add_scalar(1.0).recip().mul_scalar(lr)
         shape = [1] * len(like.shape)
         return root_2.cast(like.dtype).reshape(shape), step.cast(like.dtype).reshape(shape)
 
