@@ -20,6 +20,7 @@ from burn_backend.kit import (
     ReduceBlock,
     ReduceStep,
     TensorSpec,
+    resolved,
     row_program,
     run_fused_op_by_op,
 )
@@ -106,7 +107,7 @@ def compare(block: Any, values: list[np.ndarray[Any, Any]], scalars: list[Any], 
     primitives = [Tensor.from_numpy(value, device).primitive for value in values]
     plan = backend.compile_fused(block, device)
     assert plan is not None
-    fused = plan(primitives, scalars)
+    fused = resolved(plan(primitives, scalars))
     expected = run_fused_op_by_op(backend, block, primitives, scalars)
     assert len(fused) == len(expected)
     for got, want in zip(fused, expected):
@@ -155,7 +156,7 @@ def test_the_maximum_propagates_nan_and_handles_infinities() -> None:
     device = backend.device(0)
     plan = backend.compile_fused(block, device)
     assert plan is not None
-    (out,) = plan([Tensor.from_numpy(x, device).primitive], [2.0])
+    (out,) = resolved(plan([Tensor.from_numpy(x, device).primitive], [2.0]))
     got = out.get()
     assert np.isnan(got[0, 0])
     assert got[1, 0] == -np.inf

@@ -30,7 +30,41 @@ Scalar = float | int | bool
 ElementwisePlan = Callable[[Sequence[Any], Sequence[Scalar]], Sequence[Any]]
 """A compiled block: ``plan(inputs, scalars)`` takes the input primitives (in ``block.inputs``
 order) and the scalar values (in ``block.scalars`` order) and returns the output primitives (in
-``block.outputs`` order)."""
+``block.outputs`` order). An output may be a ``Deferred`` standing for its primitive; an input may then
+be one of the ``Deferred`` values the same backend's plans returned."""
+
+
+class Deferred:
+    """A plan's output whose primitive is made only when something reads it.
+
+    A compiler whose primitives cost the host more to make than its kernels take (a CuPy array per
+    output of a tiny fused block) may return these instead: the caller (Fusion) keeps them, hands them
+    back to the same backend's plans as they are, and calls ``resolve()`` wherever anything else reads
+    the value (the backend's other ops, a user's read). Outputs nothing reads are never made into
+    primitives at all.
+
+    Example:
+        >>> class Boxed(Deferred):
+        ...     def __init__(self, value):
+        ...         self.value = value
+        ...
+        ...     def resolve(self):
+        ...         return self.value
+        >>> Boxed(3).resolve()
+        3
+    """
+
+    __slots__ = ()
+
+    def resolve(self) -> Any:
+        """The primitive this value stands for (the same object at every call)."""
+        raise NotImplementedError(f"{type(self).__name__}.resolve")
+
+
+def resolved(values: Sequence[Any]) -> list[Any]:
+    """``values`` with every ``Deferred`` replaced by its primitive (what a plan-less caller passes
+    to the backend's ops)."""
+    return [value.resolve() if isinstance(value, Deferred) else value for value in values]
 
 
 @dataclass(frozen=True)
@@ -220,7 +254,7 @@ def run_op_by_op(
     Returns:
         The primitives of ``block.outputs``, in order.
     """
-    values = list(inputs)
+    values = resolved(inputs)
     given = iter(scalars)
     for step in block.steps:
         if isinstance(step, CastStep):
@@ -488,12 +522,12 @@ def run_fused_op_by_op(
     backend: Backend, block: FusedBlock, inputs: Sequence[Any], scalars: Sequence[Scalar]
 ) -> list[Any]:
     """Run any block one op at a time on ``backend`` (``run_op_by_op`` for every kind of block)."""
+    values = resolved(inputs)
     if isinstance(block, MatmulBlock):
-        product = backend.float_matmul(inputs[0], inputs[1])
-        return run_op_by_op(backend, block.epilogue, [product, *inputs[2:]], scalars)
+        product = backend.float_matmul(values[0], values[1])
+        return run_op_by_op(backend, block.epilogue, [product, *values[2:]], scalars)
     if isinstance(block, ElementwiseBlock):
-        return run_op_by_op(backend, block, inputs, scalars)
-    values = list(inputs)
+        return run_op_by_op(backend, block, values, scalars)
     given = iter(scalars)
     for step in block.steps:
         if isinstance(step, ReduceStep):

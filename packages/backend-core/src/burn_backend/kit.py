@@ -20,7 +20,8 @@ meta-package. It holds
   which generated kernels, the fusion IR and the conformance references read;
 - the IR of the fusion compile hook (``Backend.compile_elementwise``): ``ElementwiseBlock`` of
   ``ElementwiseStep`` over inputs described by ``TensorSpec``, the ``ElementwisePlan`` a compiler
-  returns, and ``run_op_by_op``, what runs a block where there is no plan; the blocks a compiler with the
+  returns (whose outputs may be ``Deferred``: primitives made when read, by ``resolved``), and
+  ``run_op_by_op``, what runs a block where there is no plan; the blocks a compiler with the
   ``compile_fused`` hook (``FUSED_HOOK``) also receives: ``ReduceBlock`` (``ReduceStep``, ``REDUCE_OPS``;
   ``row_program`` cuts one into the loops over its rows that a compiler renders, ``RowProgram`` of
   ``RowLoop``), ``MatmulBlock``, casts (``CastStep``, ``CAST_OPS``), ``GivenUp`` inputs a plan may
@@ -59,6 +60,7 @@ from ._fusion_ir import FUSED_BLOCK_KINDS as FUSED_BLOCK_KINDS
 from ._fusion_ir import FUSED_HOOK as FUSED_HOOK
 from ._fusion_ir import REDUCE_OPS as REDUCE_OPS
 from ._fusion_ir import CastStep as CastStep
+from ._fusion_ir import Deferred as Deferred
 from ._fusion_ir import ElementwiseBlock as ElementwiseBlock
 from ._fusion_ir import ElementwisePlan as ElementwisePlan
 from ._fusion_ir import ElementwiseStep as ElementwiseStep
@@ -68,6 +70,7 @@ from ._fusion_ir import MatmulBlock as MatmulBlock
 from ._fusion_ir import ReduceBlock as ReduceBlock
 from ._fusion_ir import ReduceStep as ReduceStep
 from ._fusion_ir import TensorSpec as TensorSpec
+from ._fusion_ir import resolved as resolved
 from ._fusion_ir import run_fused_op_by_op as run_fused_op_by_op
 from ._fusion_ir import run_op_by_op as run_op_by_op
 from ._fusion_rows import RowLoop as RowLoop
@@ -99,6 +102,7 @@ __all__ = [
     "ElementwiseBlock",
     "ElementwiseStep",
     "TensorSpec",
+    "Deferred",
     "ElementwisePlan",
     "run_op_by_op",
     # the fused blocks beyond element-wise chains (the ``compile_fused`` hook)
@@ -119,6 +123,7 @@ __all__ = [
     "CaptureError",
     "StepCapture",
     "GivenUp",
+    "resolved",
     "run_fused_op_by_op",
     # indexing
     "canonical_slices",

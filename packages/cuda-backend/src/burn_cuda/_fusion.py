@@ -7,16 +7,16 @@ the divisor's sign, ``sign`` keeps NaN), literals of the operands' dtype. f16 va
 and are rounded to f16 after every step, as the ops one by one round each result, so a fused block
 gives the same values as the unfused ops (products are not contracted into multiply-adds either).
 
-One thread computes one element of the outputs (all of one shape), in a grid-stride loop; where every
-input and output is f32 of the outputs' shape, one thread computes four, through 16-byte loads and
-stores. The output
-shape is walked with its size-1 dims dropped and neighbouring dims of the same broadcast pattern merged;
-each input is read at its own offset, with stride 0 along the dims it is broadcast over, and a block
-whose inputs all have the output's shape reads them at the flat index. Sizes and strides are kernel
-arguments, so one kernel serves every batch size; CuPy caches the compiled module on disk, so a new
-process does not compile it again. Int values compute in their own C type (C's wrapping arithmetic, as
-CuPy's kernels; floored division and remainder as NumPy's), casts convert as C (as CuPy's ``astype``).
-Blocks of u64 or bf16 values, and int powers, run op by op (``None``).
+One thread computes one element of the outputs (all of one shape), in a grid-stride loop; where every input
+and output is f32 of the outputs' shape, one thread computes four, through 16-byte loads and stores. The
+output shape is walked with its size-1 dims dropped and neighbouring dims of the same broadcast pattern
+merged; each input is read at its own offset, with stride 0 along the dims it is broadcast over, and a block
+whose inputs all have the output's shape reads them at the flat index. Sizes and strides are kernel arguments,
+so one kernel serves every batch size; CuPy caches the compiled module on disk, so a new process does not
+compile it again. Outputs are ``DeviceBuffer``s: memory that becomes a CuPy array only when something other
+than a fused kernel reads it (the kernels take its address). Int values compute in their own C type (C's
+wrapping arithmetic, as CuPy's kernels; floored division and remainder as NumPy's), casts convert as C (as
+CuPy's ``astype``). Blocks of u64 or bf16 values, and int powers, run op by op (``None``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from burn_backend import DType, Kind
 from burn_backend.kit import (
     CastStep,
+    Deferred,
     ElementwiseBlock,
     ElementwisePlan,
     ElementwiseStep,
@@ -272,27 +273,86 @@ _CARVED_BYTES = 1 << 16
 _CARVED_ALIGN = 256  # cudaMalloc's alignment: every output keeps the vectorized loads' 16 bytes
 
 
-def output_allocator(shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]) -> Callable[[], list[Any]]:
-    """A function that allocates a block's outputs (of ``shape``, one per dtype) on the current GPU.
+class DeviceBuffer(Deferred):
+    """A fused block's output: C-contiguous values of ``shape`` and ``dtype`` at ``offset`` bytes into
+    ``memory`` (a CuPy ``MemoryPointer``), made into a CuPy array only when something other than a
+    fused kernel reads it.
+
+    Fused kernels take its address as it is: a chain of tiny fused blocks costs the host no CuPy array
+    per value (2.7 µs each on an H100's host, more than their kernels take), and an output nothing
+    reads is never wrapped at all."""
+
+    __slots__ = ("array", "dtype", "memory", "offset", "shape")
+
+    def __init__(self, memory: Any, offset: int, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        self.memory = memory
+        self.offset = offset
+        self.shape = shape
+        self.dtype = dtype
+        self.array: Any = None
+
+    def resolve(self) -> Any:
+        """The CuPy array over the buffer (made once)."""
+        array = self.array
+        if array is None:
+            memory = self.memory + self.offset if self.offset else self.memory
+            array = self.array = cp.ndarray(self.shape, self.dtype, memptr=memory)
+        return array
+
+
+def output_allocator(
+    shape: tuple[int, ...], dtypes: Sequence[np.dtype[Any]]
+) -> Callable[[], tuple[list[DeviceBuffer], list[Any]]]:
+    """A function that allocates a block's outputs (of ``shape``, one per dtype) on the current GPU:
+    the ``DeviceBuffer``s, and their addresses as kernel arguments.
 
     Several small outputs are carved from one allocation: a block of tiny ops costs the host far more
     than the GPU, and one call into CuPy's memory pool replaces one per output. Larger outputs get
     allocations of their own, so that each is given back to the pool as soon as it dies."""
     count = int(np.prod(shape, dtype=np.int64))
     sizes = [count * dtype.itemsize for dtype in dtypes]
+    alloc, address = cp.cuda.alloc, np.uint64  # the current allocator's: a capture's private pool included
     if len(sizes) < 2 or not 0 < max(sizes) <= _CARVED_BYTES:
-        return lambda: [cp.empty(shape, dtype=dtype) for dtype in dtypes]
+        pairs = list(zip(dtypes, sizes, strict=True))
+
+        def allocate_each() -> tuple[list[DeviceBuffer], list[Any]]:
+            buffers = [DeviceBuffer(alloc(size), 0, shape, dtype) for dtype, size in pairs]
+            return buffers, [address(buffer.memory.ptr) for buffer in buffers]
+
+        return allocate_each
     offsets, total = [], 0
     for size in sizes:
         offsets.append(total)
         total += -(-size // _CARVED_ALIGN) * _CARVED_ALIGN
-    pairs = list(zip(dtypes, offsets, strict=True))
+    carved = list(zip(dtypes, offsets, strict=True))
 
-    def allocate() -> list[Any]:
-        memory = cp.cuda.alloc(total)  # the current allocator's: a capture's private pool included
-        return [cp.ndarray(shape, dtype, memptr=memory + offset) for dtype, offset in pairs]
+    def allocate_carved() -> tuple[list[DeviceBuffer], list[Any]]:
+        memory = alloc(total)
+        base = memory.ptr
+        buffers = [DeviceBuffer(memory, offset, shape, dtype) for dtype, offset in carved]
+        return buffers, [address(base + offset) for offset in offsets]
 
-    return allocate
+    return allocate_carved
+
+
+def kernel_operands(inputs: Sequence[Any], index: int) -> tuple[list[Any], bool]:
+    """The kernel arguments of a plan's inputs on GPU ``index`` (CuPy arrays made contiguous, and the
+    addresses of this compiler's ``DeviceBuffer``s), and whether every one is 16-byte aligned."""
+    operands: list[Any] = []
+    aligned = True
+    for value in inputs:
+        if type(value) is DeviceBuffer and value.memory.device_id == index:
+            address = value.memory.ptr + value.offset
+            operands.append(np.uint64(address))
+        else:
+            if type(value) is DeviceBuffer:
+                value = value.resolve()
+            value = cp.ascontiguousarray(value)
+            address = value.data.ptr
+            operands.append(value)
+        if address & 15:
+            aligned = False
+    return operands, aligned
 
 
 def supported(block: ElementwiseBlock | ReduceBlock) -> bool:
@@ -337,16 +397,16 @@ def compile_block(block: ElementwiseBlock, device: Device) -> ElementwisePlan | 
 
     def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
         with cp.cuda.Device(index):
-            arrays = [cp.ascontiguousarray(array) for array in inputs]
-            outputs = allocate_outputs()
+            operands, aligned = kernel_operands(inputs, index)
+            outputs, addresses = allocate_outputs()
             if n:
                 arguments = (
-                    *arrays,
-                    *outputs,
+                    *operands,
+                    *addresses,
                     *(kind(v) for kind, v in zip(kinds, scalars)),
                     *geometry,
                 )
-                if quad is not None and not any(array.data.ptr & 15 for array in arrays):
+                if quad is not None and aligned:
                     quad((quad_blocks,), (_BLOCK,), arguments)
                 else:
                     kernel((blocks,), (_BLOCK,), arguments)

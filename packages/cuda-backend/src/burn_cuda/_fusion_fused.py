@@ -32,6 +32,7 @@ from burn_backend.kit import (
     ReduceStep,
     RowLoop,
     RowProgram,
+    resolved,
     row_program,
 )
 
@@ -43,6 +44,7 @@ from ._fusion import (
     _PRELUDE,
     compile_block,
     kernel_of,
+    kernel_operands,
     render_step,
     scalar_types,
     supported,
@@ -209,7 +211,7 @@ def compile_reduce(block: ReduceBlock, device: Device) -> ElementwisePlan | None
 
     def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
         with cp.cuda.Device(index):
-            arrays = [cp.ascontiguousarray(array) for array in inputs]
+            arrays, _ = kernel_operands(inputs, index)
             outputs = [cp.empty(view, dtype=spec.dtype.numpy) for view, spec in zip(out_views, out_specs)]
             temporary = [cp.empty(size, dtype=dtype) for size, dtype in buffers]
             arguments = (*arrays, *outputs, *temporary, *(kind(v) for kind, v in zip(kinds, scalars)), *sizes)
@@ -228,6 +230,7 @@ def compile_matmul(backend: Backend, block: MatmulBlock, device: Device) -> Elem
     matmul = backend.float_matmul
 
     def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> Sequence[Any]:
-        return epilogue([matmul(inputs[0], inputs[1]), *inputs[2:]], scalars)
+        lhs, rhs = resolved(inputs[:2])
+        return epilogue([matmul(lhs, rhs), *inputs[2:]], scalars)
 
     return plan

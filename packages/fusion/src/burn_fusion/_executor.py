@@ -12,6 +12,10 @@ skipped); after that its ``StreamPlan`` is built once and cached: the needed ops
 reduce and matmul groups (see ``StreamPlan``), each compiled by the inner backend
 (``compile_elementwise``, or ``compile_fused`` for reduce and matmul blocks and blocks with casts) once
 per set of concrete input shapes. A reduction's dim and a cast's dtype are part of the signature.
+
+A plan's outputs may be ``Deferred`` (``burn_backend.kit``): they stay so in their nodes and go to the
+same backend's plans as they are; the inner backend's ops get them resolved, and so does whoever reads
+a tensor (``FusionTensor.materialize``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from burn_backend.kit import (
     ReduceBlock,
     ReduceStep,
     TensorSpec,
+    resolved,
     run_fused_op_by_op,
 )
 
@@ -301,7 +306,7 @@ class StreamPlan:
                     method = group.method = getattr(inner, op.name)
                 if group.kind != "matmul":
                     inputs = [inputs[a] for a in group.args[0]]
-                produced[k] = op.out.value = method(*inputs, *op.scalars)
+                produced[k] = op.out.value = method(*resolved(inputs), *op.scalars)
                 continue
             scalars = [value for k in group.scalar_steps for value in ops[k].scalars]
             shapes = tuple(externals[~s].shape if s < 0 else ops[s].out.shape for s in sources)
@@ -354,6 +359,8 @@ class Executor:
         index: dict[Node, int] = {}
         externals: list[Node] = []
         signature = []
+        live = []
+        # the per-op cost of a flush: kept to plain loads and stores (a tiny op's whole cost is host time)
         for k, op in enumerate(ops):
             refs = []
             for node in op.args:
@@ -362,9 +369,13 @@ class Executor:
                     ref = index[node] = ~len(externals)
                     externals.append(node)
                 refs.append(ref)
-            index[op.out] = k
+            out = op.out
+            index[out] = k
             signature.append((op.name, tuple(refs), op.key))
-        needed = tuple(k for k, op in enumerate(ops) if op.out.alive())
+            handle = out.handle  # Node.alive, inlined
+            if handle is not None and handle() is not None:
+                live.append(k)
+        needed = tuple(live)
         if self.trace is not None:
             self.trace.append((signature, needed, [op.scalars for op in ops], [n.shape for n in externals]))
         if not needed:
@@ -417,7 +428,7 @@ class Executor:
             if k not in live:
                 continue
             refs = signature[k][1]
-            args = [externals[~r].value if r < 0 else produced[r] for r in refs]
+            args = resolved([externals[~r].value if r < 0 else produced[r] for r in refs])
             value = getattr(inner, op.name)(*args, *op.scalars)
             ran += 1
             if op.out.alive():

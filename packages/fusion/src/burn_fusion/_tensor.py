@@ -1,7 +1,8 @@
 """``FusionTensor``: Fusion's primitive, a handle on a value that may not be computed yet.
 
 A value of the stream is a ``Node``: its dtype and shape (known when the op is recorded), the inner
-backend's primitive once computed, the stream that will compute it, and a weak reference to the one
+backend's primitive once computed (or the ``Deferred`` a compiled plan returned for it, made into the
+primitive when first read), the stream that will compute it, and a weak reference to the one
 ``FusionTensor`` handle the user holds. Pending ops reference nodes, never handles, so whether the
 handle is still alive says whether anything outside the stream can still read the value: a value whose
 handle died is never materialized unless a later op of another block needs it.
@@ -13,6 +14,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from burn_backend import DType
+from burn_backend.kit import Deferred
 
 if TYPE_CHECKING:
     from burn_backend import Device
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
 
 
 class Node:
-    """One value of a stream: computed (``value`` is the inner primitive) or pending on ``stream``."""
+    """One value of a stream: computed (``value`` is the inner primitive, or a ``Deferred`` for it) or
+    pending on ``stream``."""
 
     __slots__ = ("dtype", "handle", "shape", "shared", "stream", "value")
 
@@ -76,6 +79,8 @@ class FusionTensor:
             stream.execute()
             value = node.value
             assert value is not None, "the stream did not compute a live value"
+        if isinstance(value, Deferred):
+            value = node.value = value.resolve()
         return value
 
     def __repr__(self) -> str:
