@@ -13,6 +13,7 @@ from burn_backend import DType, Kind, Tensor
 from burn_backend.kit import (
     ELEMENTWISE_OPS,
     CastStep,
+    Deferred,
     ElementwiseBlock,
     ElementwiseStep,
     TensorSpec,
@@ -232,3 +233,34 @@ def test_outputs_of_several_dtypes_are_their_own_values(length: int) -> None:
         assert out.data.ptr % 256 == 0
         np.testing.assert_array_equal(out.get(), want)
     assert len({out.data.ptr for out in outputs}) == len(outputs)
+
+
+@pytest.mark.parametrize("length", [7, 4096, 100_000])
+def test_plans_take_back_the_device_buffers_they_return(length: int) -> None:
+    # outputs stay device buffers until read; the next plan takes their addresses (the vectorized kernel
+    # where they are aligned f32), and a read makes the CuPy array once
+    spec = TensorSpec(DType.F32, (length,))
+    steps = (
+        ElementwiseStep("float_mul_scalar", (0,), (2.0,)),
+        ElementwiseStep("float_add_scalar", (1,), (1.0,)),
+    )
+    block = ElementwiseBlock((spec,), steps, (1, 2))
+    backend = Cuda()
+    plan = backend.compile_elementwise(block, backend.device(0))
+    assert plan is not None
+    value = np.random.default_rng(length).uniform(-4.0, 4.0, length).astype(np.float32)
+    first = plan([cp.asarray(value)], [2.0, 1.0])
+    assert all(isinstance(out, Deferred) for out in first)
+    second = plan([first[1]], [3.0, -1.0])
+    scaled = (value * np.float32(2) + np.float32(1)) * np.float32(3)
+    got = resolved(second)
+    np.testing.assert_array_equal(got[0].get(), scaled)
+    np.testing.assert_array_equal(got[1].get(), scaled - np.float32(1))
+    assert first[1].resolve() is first[1].resolve()
+    np.testing.assert_array_equal(first[0].resolve().get(), value * np.float32(2))
+    misaligned = cp.asarray(np.concatenate([[0.0], value]).astype(np.float32))[
+        1:
+    ]  # 4 bytes off: scalar loads
+    np.testing.assert_array_equal(
+        resolved(plan([misaligned], [2.0, 1.0]))[1].get(), value * np.float32(2) + 1
+    )
