@@ -12,6 +12,7 @@ import pytest
 from burn_backend import Backend, Device, DType, Tensor
 from burn_backend.kit import (
     BackendDecorator,
+    Deferred,
     ElementwiseBlock,
     ElementwisePlan,
     ElementwiseStep,
@@ -242,3 +243,36 @@ def test_the_compile_hook_is_delegated_with_the_inner_device_and_primitives() ->
     (output,) = plan([x.primitive], EXP.scalars)
     assert isinstance(output, Boxed)
     np.testing.assert_allclose(output.inner, np.exp([0.0, 1.0, 2.0]) + 1, rtol=1e-6)
+
+
+class Held(Deferred):
+    """A plan output standing for an inner array (``Deferred``)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def resolve(self) -> Any:
+        return self.value
+
+
+class Deferring(NdArray):
+    """NdArray whose plan returns its outputs as ``Deferred`` values."""
+
+    def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+        def plan(inputs: Sequence[Any], scalars: Sequence[Any]) -> list[Any]:
+            return [Held(np.exp(inputs[0]))]
+
+        return plan
+
+
+def test_a_decorators_plan_wraps_the_primitive_of_a_deferred_output() -> None:
+    # the decorator's own primitive must stand for the value: a Deferred of the inner backend is resolved
+    backend = Boxing(Deferring())
+    device = backend.device()
+    plan = backend.compile_elementwise(EXP, device)
+    assert plan is not None
+    x = Tensor.from_data([0.0, 1.0, 2.0], device, DType.F32)
+    (output,) = plan([x.primitive], EXP.scalars)
+    assert isinstance(output, Boxed)
+    assert isinstance(output.inner, np.ndarray)
+    np.testing.assert_allclose(output.inner, np.exp([0.0, 1.0, 2.0]), rtol=1e-6)

@@ -6,13 +6,20 @@ kernels return such outputs on the GPU; here an NdArray subclass does, so CI run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
 from burn_backend import Device, Tensor
-from burn_backend.kit import Deferred, ElementwiseBlock, ElementwisePlan, FusedBlock, resolved
+from burn_backend.kit import (
+    BackendDecorator,
+    Deferred,
+    ElementwiseBlock,
+    ElementwisePlan,
+    FusedBlock,
+    resolved,
+)
 from burn_fusion import Fusion
 from burn_ndarray import NdArray
 
@@ -144,3 +151,36 @@ def test_a_reduce_block_takes_deferred_inputs(device: Device) -> None:
 def test_resolved_replaces_only_deferred_values() -> None:
     array = np.zeros(2)
     assert resolved([Held(array), array, 3]) == [array, array, 3]
+
+
+class Boxed:
+    """A primitive of ``Boxing``: an inner primitive in a box."""
+
+    def __init__(self, inner: Any) -> None:
+        assert not isinstance(inner, Deferred), "a decorator boxed a Deferred"
+        self.inner = inner
+        self.shape = inner.shape
+        self.dtype = inner.dtype
+
+
+class Boxing(BackendDecorator):
+    """A decorator between Fusion and the compiler whose primitives differ from the inner backend's."""
+
+    name: ClassVar[str] = "boxing"
+
+    def wrap(self, primitive: Any) -> Any:
+        return Boxed(primitive)
+
+    def unwrap(self, value: Any) -> Any:
+        return value.inner if isinstance(value, Boxed) else value
+
+
+def test_a_decorator_under_fusion_hands_up_primitives() -> None:
+    Deferring.resolves = Deferring.held_inputs = 0
+    device = Fusion(Boxing(Deferring()), compile_after=1).device()
+    data = np.array([[0.5, -1.0], [2.0, 3.0]], dtype=np.float32)
+    y = (Tensor.from_numpy(data, device) * 2.0).exp()
+    device.backend.flush(device)
+    assert isinstance(_value(y), Boxed)
+    z = (y - 1.0) * 3.0
+    np.testing.assert_allclose(z.swap_dims(0, 1).to_numpy(), ((np.exp(data * 2) - 1) * 3).T, rtol=1e-6)

@@ -15,7 +15,14 @@ import pytest
 
 from burn_autodiff import Autodiff
 from burn_backend import Backend, Device, DType, Kind, Tensor, Transaction, parse_device
-from burn_backend.kit import BackendDecorator
+from burn_backend.kit import (
+    BackendDecorator,
+    Deferred,
+    ElementwiseBlock,
+    ElementwisePlan,
+    ElementwiseStep,
+    TensorSpec,
+)
 from burn_ndarray import NdArray
 from burn_router import Routed, Router
 
@@ -212,3 +219,28 @@ def test_readme_examples_run() -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # our own documentation
+
+
+def test_a_routed_plan_routes_the_primitive_of_a_deferred_output() -> None:
+    # a compile hook's output may be a Deferred of the route's backend: the Router routes its primitive
+    class Held(Deferred):
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+        def resolve(self) -> Any:
+            return self.value
+
+    class Deferring(NdArray):
+        def compile_elementwise(self, block: ElementwiseBlock, device: Device) -> ElementwisePlan | None:
+            return lambda inputs, scalars: [Held(np.exp(inputs[0]))]
+
+    router = Router(Deferring(), NdArray())
+    device = router.device(0)
+    block = ElementwiseBlock((TensorSpec(DType.F32, (3,)),), (ElementwiseStep("float_exp", (0,)),), (1,))
+    plan = router.compile_elementwise(block, device)
+    assert plan is not None
+    x = Tensor.from_data([0.0, 1.0, 2.0], device, DType.F32)
+    (output,) = plan([x.primitive], ())
+    assert isinstance(output, Routed)
+    assert isinstance(output.primitive, np.ndarray)
+    np.testing.assert_allclose(output.primitive, np.exp([0.0, 1.0, 2.0]), rtol=1e-6)

@@ -10,6 +10,7 @@ from ._backend import BACKEND_METHODS, Backend, DTypeUsage, interface_methods
 from ._data import TensorData
 from ._device import Device
 from ._dtype import DType
+from ._fusion_ir import resolved
 from ._transaction import PendingRead
 
 if TYPE_CHECKING:
@@ -192,7 +193,8 @@ class BackendDecorator(Backend):
 
         def wrapped(inputs: Sequence[Any], scalars: Sequence[Scalar]) -> Sequence[Any]:
             outputs = inner_plan([self.unwrap(t) for t in inputs], scalars)
-            return [self.wrap(t) for t in outputs]
+            # a Deferred output is the inner backend's: made into its primitive before it is wrapped
+            return [self.wrap(t) for t in resolved(outputs)]
 
         return wrapped
 

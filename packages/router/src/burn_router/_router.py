@@ -27,7 +27,7 @@ from burn_backend import (
     PendingRead,
     TensorData,
 )
-from burn_backend.kit import BackendDecorator
+from burn_backend.kit import BackendDecorator, resolved
 
 if TYPE_CHECKING:
     from burn_backend.kit import ElementwiseBlock, ElementwisePlan
@@ -331,7 +331,8 @@ class Router(BackendDecorator):
         inner_plan = plan
 
         def routed(inputs: Sequence[Any], scalars: Sequence[Any]) -> Sequence[Any]:
-            return [Routed(route, p) for p in inner_plan([t.primitive for t in inputs], scalars)]
+            # a Deferred output is the route's: made into its primitive before it is routed
+            return [Routed(route, p) for p in resolved(inner_plan([t.primitive for t in inputs], scalars))]
 
         return routed
 
