@@ -21,8 +21,6 @@ Array = Any
 _BLOCK = 256
 _GRID_MAX = 1 << 20
 _TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-POOLED_DTYPES = frozenset(_TYPES)
-"""The dtypes the kernels take."""
 
 _SOURCE = r"""
 typedef {T} T;
@@ -88,27 +86,26 @@ def _kernel(name: str, dtype: np.dtype[Any]) -> Any:
     return kernel
 
 
-def _launch(name: str, source: Array, target: Array, rows: tuple[int, int, int, int]) -> None:
+def _launch(name: str, source: Array, target: Array, sizes: tuple[int, int, int, int]) -> None:
+    """Launch kernel ``name`` over every element of ``target``; ``sizes`` are (H, W, OH, OW)."""
     total = target.size
     if total:
         blocks = min(_GRID_MAX, -(-total // _BLOCK))
-        arguments = (source, target, np.int64(total), *(np.int64(size) for size in rows))
+        arguments = (source, target, np.int64(total), *(np.int64(size) for size in sizes))
         _kernel(name, np.dtype(source.dtype))((blocks,), (_BLOCK,), arguments)
 
 
-def _planes(shape: tuple[int, ...]) -> tuple[int, int, int]:
-    """``[batch, channels, (H,) W]`` as planes and the two spatial sizes (H 1 for the 1-d op)."""
-    return shape[0] * shape[1], (shape[2] if len(shape) == 4 else 1), shape[-1]
+def _spatial(shape: tuple[int, ...]) -> tuple[int, int]:
+    """The two spatial sizes of ``[batch, channels, (H,) W]`` (H 1 for the 1-d op)."""
+    return (shape[2] if len(shape) == 4 else 1), shape[-1]
 
 
 def adaptive_avg_pool(x: Array, output_size: tuple[int, ...]) -> Array:
     """The adaptive average pool of contiguous-or-not ``x [batch, channels, (H,) W]`` (f32 or f64) to
     ``output_size`` (one size per spatial dim)."""
     x = cp.ascontiguousarray(x)
-    _, height, width = _planes(x.shape)
-    out_height, out_width = output_size if len(output_size) == 2 else (1, output_size[0])
     y = cp.empty((*x.shape[:2], *output_size), dtype=x.dtype)
-    _launch("burn_adaptive_avg_pool", x, y, (height, width, out_height, out_width))
+    _launch("burn_adaptive_avg_pool", x, y, (*_spatial(x.shape), *_spatial(y.shape)))
     return y
 
 
@@ -116,8 +113,6 @@ def adaptive_avg_pool_grad(x_shape: tuple[int, ...], grad: Array) -> Array:
     """The gradient of ``adaptive_avg_pool`` with respect to an input of ``x_shape``, from the output's
     gradient ``grad`` (f32 or f64)."""
     grad = cp.ascontiguousarray(grad)
-    _, height, width = _planes(x_shape)
-    _, out_height, out_width = _planes(grad.shape)
     dx = cp.empty(x_shape, dtype=grad.dtype)
-    _launch("burn_adaptive_avg_pool_grad", grad, dx, (height, width, out_height, out_width))
+    _launch("burn_adaptive_avg_pool_grad", grad, dx, (*_spatial(x_shape), *_spatial(grad.shape)))
     return dx

@@ -21,20 +21,19 @@ class ModuleOps(ArrayModuleOps):
     _convolve_transpose = staticmethod(_conv.convolve_adjoint)
     _convolve_weight_grad = staticmethod(_conv.convolve_weight_grad)
 
-    # adaptive average pooling: one kernel each way (``_pool``), instead of the shared lowering's ten
-    # or so CuPy calls; empty inputs keep the shared code
+    # adaptive average pooling: one kernel each way (``_pool``, in f32 or f64: ``widen``), instead of
+    # the shared lowering's ten or so CuPy calls; empty inputs keep the shared code
     def adaptive_avg_pool2d(self, x: Array, output_size: int | Sequence[int]) -> Array:
-        sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
-        work = self.runtime.widen(x)
-        if 0 in x.shape or work.dtype not in _pool.POOLED_DTYPES:
+        if 0 in x.shape:
             return ArrayModuleOps.adaptive_avg_pool2d(self, x, output_size)
-        return self.runtime.narrow(_pool.adaptive_avg_pool(work, sizes), x.dtype)
+        sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+        return self.runtime.narrow(_pool.adaptive_avg_pool(self.runtime.widen(x), sizes), x.dtype)
 
     def adaptive_avg_pool2d_backward(self, x: Array, grad: Array) -> Array:
-        work = self.runtime.widen(grad)
-        if 0 in x.shape or work.dtype not in _pool.POOLED_DTYPES:
+        if 0 in x.shape:
             return ArrayModuleOps.adaptive_avg_pool2d_backward(self, x, grad)
-        return self.runtime.narrow(_pool.adaptive_avg_pool_grad(tuple(x.shape), work), grad.dtype)
+        dx = _pool.adaptive_avg_pool_grad(tuple(x.shape), self.runtime.widen(grad))
+        return self.runtime.narrow(dx, grad.dtype)
 
     adaptive_avg_pool1d = adaptive_avg_pool2d
     adaptive_avg_pool1d_backward = adaptive_avg_pool2d_backward
