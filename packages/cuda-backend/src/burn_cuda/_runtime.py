@@ -9,12 +9,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from burn_backend import Device, DType, IndexingUpdateOp
+from burn_backend import Device, Distribution, DType, IndexingUpdateOp
 from burn_backend.array import ArrayRuntime
 
 from . import _cublas, _cupy
 from ._cupy import cp
-from ._ops import _scatter
+from ._ops import _along_axis, _scatter
 from ._transfer import upload
 
 Array = Any
@@ -35,6 +35,20 @@ def _constant(build: Callable[..., Any], key: tuple[Any, ...], dtype: Any, devic
 def _host_cast(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     with np.errstate(all="ignore"):
         return array.astype(dtype)
+
+
+_BERNOULLI_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+@functools.cache
+def _bernoulli_mask() -> Any:
+    """``mask = uniform < probability`` as 1 or 0 in the mask's float dtype."""
+    return cp.ElementwiseKernel(
+        "D uniform, D probability",
+        "M mask",
+        "mask = uniform < probability ? (M)1 : (M)0",
+        "burn_bernoulli_mask",
+    )
 
 
 class CupyRuntime(ArrayRuntime):
@@ -114,6 +128,18 @@ class CupyRuntime(ArrayRuntime):
     def generator(self, seed: int | None) -> Any:
         return cp.random.default_rng(seed)
 
+    def sample(self, generator: Any, shape: tuple[int, ...], distribution: Distribution, dtype: Any) -> Array:
+        # Bernoulli masks in f16, f32 or f64 (dropout draws one every step): the same uniform draws and
+        # comparison as the shared code, with the comparison writing the float mask in one kernel
+        # instead of a bool array and a cast
+        if distribution.kind != "bernoulli" or np.dtype(dtype) not in _BERNOULLI_DTYPES:
+            return super().sample(generator, shape, distribution, dtype)
+        draw_dtype = np.dtype(np.float64 if dtype == np.float64 else np.float32)
+        uniform = generator.random(shape, dtype=draw_dtype)
+        mask = cp.empty(shape, dtype=dtype)
+        _bernoulli_mask()(uniform, draw_dtype.type(float(distribution.probability)), mask)
+        return mask
+
     def windows(self, array: Array, dim: int, size: int, step: int) -> Array:
         shape = list(array.shape)
         strides = list(array.strides)
@@ -122,6 +148,12 @@ class CupyRuntime(ArrayRuntime):
         shape[dim] = count
         strides[dim] = window_stride * step
         return cp.lib.stride_tricks.as_strided(array, shape=(*shape, size), strides=(*strides, window_stride))
+
+    def gather(self, array: Array, dim: int, indices: Array) -> Array:
+        # one kernel where the indices have the tensor's shape outside ``dim`` (always, from a Tensor)
+        if _along_axis.fits(array.shape, dim, indices):
+            return _along_axis.gather(array, dim, indices)
+        return super().gather(array, dim, indices)
 
     def scatter(
         self, array: Array, dim: int, indices: Array, values: Array, update: IndexingUpdateOp

@@ -105,7 +105,7 @@ def slice_assign(self: Any, tensor: Array, slices: Sequence[slice], value: Array
 
 
 def gather(self: Any, tensor: Array, dim: int, indices: Array) -> Array:
-    return self.xp.take_along_axis(tensor, indices, axis=dim)
+    return self.runtime.gather(tensor, dim, indices)
 
 
 def scatter(

@@ -220,6 +220,11 @@ class ArrayRuntime:
                 _UPDATE_UFUNCS[update].at(out, index, host_values)
         return self.from_host(out, None)
 
+    def gather(self, array: Array, dim: int, indices: Array) -> Array:
+        """``gather`` along ``dim``: ``out[..., i, ...] = array[..., indices[..., i, ...], ...]``
+        (``indices`` has ``array``'s shape outside ``dim``; the namespace's ``take_along_axis``)."""
+        return self.xp.take_along_axis(array, indices, axis=dim)
+
     def scatter(
         self, array: Array, dim: int, indices: Array, values: Array, update: IndexingUpdateOp
     ) -> Array:

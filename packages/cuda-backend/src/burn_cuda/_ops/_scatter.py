@@ -19,6 +19,7 @@ import numpy as np
 from burn_backend import DType, IndexingUpdateOp
 
 from .._cupy import cp
+from . import _along_axis
 
 Array = Any
 _BF16 = DType.BF16.numpy
@@ -100,7 +101,12 @@ def _element_strides(shape: tuple[int, ...]) -> list[int]:
 
 
 def along_axis(tensor: Array, dim: int, indices: Array, values: Array, update: IndexingUpdateOp) -> Array:
-    """``out[..., indices[i...], ...] (op)= values[i...]`` along ``dim`` (``ufunc.at`` with index grids)."""
+    """``out[..., indices[i...], ...] (op)= values[i...]`` along ``dim`` (``ufunc.at``; the positions
+    from one kernel where ``indices`` has the tensor's shape outside ``dim``, else from index grids)."""
+    if _along_axis.fits(tensor.shape, dim, indices):
+        source = cp.broadcast_to(values, indices.shape)
+        flat = _along_axis.positions(tensor.shape, dim, indices)
+        return update_flat(tensor, flat, source.reshape(-1), update)
     strides = _element_strides(tensor.shape)
     positions = indices.astype(np.int64) * strides[dim]
     for d in range(indices.ndim):
