@@ -19,6 +19,10 @@ class Kind(enum.Enum):
     prefix: str
     """The prefix of this kind's backend methods (``"float_"``): a plain attribute, read on every op."""
 
+    # members are singletons compared by identity: hashed by identity too, in C, rather than by
+    # ``Enum.__hash__`` (a Python call on every dict lookup keyed by a kind or a dtype, several per op)
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return self.name.capitalize()
 
@@ -56,6 +60,8 @@ class DType(enum.Enum):
     U16 = "u16"
     U8 = "u8"
     BOOL = "bool"
+
+    __hash__ = object.__hash__  # as Kind's
 
     def __repr__(self) -> str:
         return f"DType.{self.name}"

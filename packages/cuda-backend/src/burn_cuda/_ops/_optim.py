@@ -9,6 +9,7 @@ a multiply and an add), so the update equals ``OptimizerOps.float_adam_step`` on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -118,25 +119,41 @@ def adam_step(
         members = [i for i in range(count) if (moments_1[i] is None) is first]
         for at in range(0, len(members), _PER_LAUNCH):
             part = members[at : at + _PER_LAUNCH]
+            outputs = _outputs([tensors[i].shape for i in part], dtype)
             args: list[Any] = []
             end = 0
-            for i in part:
-                p = cp.ascontiguousarray(tensors[i])
-                g = cp.ascontiguousarray(grads[i])
-                m = p if first else cp.ascontiguousarray(moments_1[i])
-                v = p if first else cp.ascontiguousarray(moments_2[i])
-                out = new_p[i] = cp.empty_like(p)
-                out_m = new_m[i] = cp.empty_like(p)
-                out_v = new_v[i] = cp.empty_like(p)
+            for i, (out, out_m, out_v) in zip(part, outputs, strict=True):
+                new_p[i], new_m[i], new_v[i] = out, out_m, out_v
+                p = _contiguous(tensors[i])
+                g = _contiguous(grads[i])
+                m = p if first else _contiguous(moments_1[i])
+                v = p if first else _contiguous(moments_2[i])
                 end += (p.size + _CHUNK - 1) // _CHUNK
                 args += [p, g, m, v, out, out_m, out_v, np.int64(p.size), np.int64(end)]
             if end == 0:  # every tensor is empty
                 continue
             args += [np.int32(first), np.int32(decay != 0.0), decay_value, *constants]
             _kernel(len(part), dtype)((end,), (_BLOCK,), tuple(args))
-    shapes = [t.shape for t in tensors]
-    return (
-        [a.reshape(s) for a, s in zip(new_p, shapes)],
-        [a.reshape(s) for a, s in zip(new_m, shapes)],
-        [a.reshape(s) for a, s in zip(new_v, shapes)],
-    )
+    return new_p, new_m, new_v
+
+
+def _contiguous(array: Array) -> Array:
+    return array if array._c_contiguous else cp.ascontiguousarray(array)
+
+
+def _outputs(shapes: list[tuple[int, ...]], dtype: np.dtype[Any]) -> list[tuple[Array, Array, Array]]:
+    """New parameters, first and second moments of ``shapes``: three allocations (one per role, so that
+    parameters kept without their optimizer's moments keep no moment memory), carved into arrays at
+    256-byte offsets. One allocation per array cost the host more than the update's launch."""
+    sizes = [math.prod(shape) for shape in shapes]
+    align = max(1, 256 // dtype.itemsize)
+    offsets, total = [], 0
+    for size in sizes:
+        offsets.append(total)
+        total += -(-size // align) * align
+    roles = [cp.empty(max(total, 1), dtype=dtype) for _ in range(3)]
+    itemsize = dtype.itemsize
+    return [
+        tuple(cp.ndarray(shape, dtype=dtype, memptr=role.data + offset * itemsize) for role in roles)
+        for shape, offset in zip(shapes, offsets, strict=True)
+    ]
