@@ -34,6 +34,9 @@ _INDICES = {
     np.dtype(np.uint64): "unsigned long long",
 }
 
+ADDS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+"""The dtypes ``scatter_add`` takes (those CUDA's ``atomicAdd`` adds)."""
+
 _SOURCE = r"""
 typedef {T} T;
 typedef {I} I;
@@ -51,6 +54,16 @@ extern "C" __global__ void burn_gather_along(
     for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < total;
          n += (long long)gridDim.x * blockDim.x) {{
         y[n] = x[position(indices, n, count, size, after)];
+    }}
+}}
+
+// out[position(n)] += values[n], atomically (T float or double; duplicates add in no fixed order)
+extern "C" __global__ void burn_scatter_add_along(
+    const T* __restrict__ values, const I* __restrict__ indices, T* __restrict__ out, const long long total,
+    const long long count, const long long size, const long long after) {{
+    for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < total;
+         n += (long long)gridDim.x * blockDim.x) {{
+        atomicAdd(out + position(indices, n, count, size, after), values[n]);
     }}
 }}
 
@@ -104,6 +117,21 @@ def gather(tensor: Array, dim: int, indices: Array) -> Array:
         kernel = _kernel("burn_gather_along", _ITEMS[tensor.itemsize], _INDICES[indices.dtype])
         blocks = min(_GRID_MAX, -(-total // _BLOCK))
         kernel((blocks,), (_BLOCK,), (tensor, indices, out, *_geometry(tensor.shape, dim, indices)))
+    return out
+
+
+def scatter_add(tensor: Array, dim: int, indices: Array, values: Array) -> Array:
+    """A copy of ``tensor`` (f32 or f64) with ``values`` (of ``indices``' shape) added at ``indices``
+    along ``dim`` (``fits`` holds): one copy and one kernel of atomic adds, so duplicates add in no
+    fixed order, as ``cupy.add.at``'s do."""
+    out = tensor.copy()  # C order
+    total = indices.size
+    if total:
+        values = cp.ascontiguousarray(values.astype(tensor.dtype, copy=False))
+        indices = cp.ascontiguousarray(indices)
+        kernel = _kernel("burn_scatter_add_along", ADDS[tensor.dtype], _INDICES[indices.dtype])
+        blocks = min(_GRID_MAX, -(-total // _BLOCK))
+        kernel((blocks,), (_BLOCK,), (values, indices, out, *_geometry(tensor.shape, dim, indices)))
     return out
 
 

@@ -116,6 +116,27 @@ extern "C" __global__ void burn_col2im(const T* __restrict__ columns, T* __restr
     }}
 }}
 
+// sums[c]: the sum of g[b, c, o] over b and o, for a contiguous g [batch, channels, positions] (a
+// convolution's bias gradient). One block of 256 threads per channel, each summing a strided share
+// and then a tree: a fixed order, so results repeat bit for bit.
+extern "C" __global__ void burn_channel_sums(const T* __restrict__ g, T* __restrict__ sums, const I batch,
+                                             const int channels, const I positions) {{
+    __shared__ T partial[256];
+    const int c = blockIdx.x;
+    T sum = (T)0;
+    for (I i = threadIdx.x; i < batch * positions; i += blockDim.x) {{
+        const I b = i / positions;
+        sum += g[(b * channels + c) * positions + (i - b * positions)];
+    }}
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {{
+        if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+        __syncthreads();
+    }}
+    if (threadIdx.x == 0) sums[c] = partial[0];
+}}
+
 // y[b, c, o] += bias[c] for a contiguous y [batch, channels, positions], in place.
 extern "C" __global__ void burn_add_bias(T* __restrict__ y, const T* __restrict__ bias, const I total,
                                          const int channels, const I positions) {{
@@ -252,6 +273,23 @@ def add_bias(y: Array, bias: Array) -> Array:
     values = _contiguous(bias.astype(y.dtype, copy=False))
     kernel((blocks,), (_BLOCK,), (y, values, index(total), np.int32(channels), index(positions)))
     return y
+
+
+def channel_sums(grad: Array) -> Array:
+    """``grad [batch, channels, *spatial]`` (f32 or f64) summed over every dim but the channels: a
+    convolution's bias gradient, one block per channel (CuPy's reduction over several axes costs the
+    host about three launches)."""
+    batch, channels = grad.shape[:2]
+    sums = cp.empty(channels, dtype=grad.dtype)
+    if grad.size == 0:
+        sums.fill(0)
+        return sums
+    positions = grad.size // (batch * channels)
+    wide = grad.size > _INT_MAX
+    index = np.int64 if wide else np.int32
+    kernel = _kernel("burn_channel_sums", grad.dtype, wide, True)
+    kernel((channels,), (256,), (_contiguous(grad), sums, index(batch), np.int32(channels), index(positions)))
+    return sums
 
 
 # -- the three operators -----------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Scatter updates (``scatter``, ``select_add``, ``scatter_nd``, the bool ``*_or`` ops) on the device.
 
 Every update is lowered to flat positions into the tensor and one combine (assign, add, multiply, min,
-max, or) of values at those positions. Sums of dtypes CuPy's atomics take go through ``cupy.add.at``
-(f16 in f32, rounded once).
+max, or) of values at those positions. Sums of f32 and f64 along an axis are one kernel of atomic adds
+(``_along_axis``); other sums of dtypes CuPy's atomics take go through ``cupy.add.at`` (f16 in f32,
+rounded once).
 Everything else sorts the positions (stably), combines each run of equal positions with a segmented
 doubling scan (log2(n) element-wise passes, in the values' original order), and writes each run's
 result once: deterministic, any dtype, duplicates combined as NumPy's ``ufunc.at`` does, and the last
@@ -105,6 +106,8 @@ def along_axis(tensor: Array, dim: int, indices: Array, values: Array, update: I
     from one kernel where ``indices`` has the tensor's shape outside ``dim``, else from index grids)."""
     if _along_axis.fits(tensor.shape, dim, indices):
         source = cp.broadcast_to(values, indices.shape)
+        if update is IndexingUpdateOp.ADD and tensor.dtype in _along_axis.ADDS:
+            return _along_axis.scatter_add(tensor, dim, indices, source)
         flat = _along_axis.positions(tensor.shape, dim, indices)
         return update_flat(tensor, flat, source.reshape(-1), update)
     strides = _element_strides(tensor.shape)

@@ -20,6 +20,7 @@ class ModuleOps(ArrayModuleOps):
     _convolve = staticmethod(_conv.convolve)
     _convolve_transpose = staticmethod(_conv.convolve_adjoint)
     _convolve_weight_grad = staticmethod(_conv.convolve_weight_grad)
+    _channel_sums = staticmethod(_conv.channel_sums)  # bias gradients: one block per channel
 
     # adaptive average pooling: one kernel each way (``_pool``, in f32 or f64: ``widen``), instead of
     # the shared lowering's ten or so CuPy calls; empty inputs keep the shared code
