@@ -37,7 +37,7 @@ _INDICES = {
 ADDS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 """The dtypes ``scatter_add`` takes (those CUDA's ``atomicAdd`` adds)."""
 
-_SOURCE = r"""
+_POSITION = r"""
 typedef {T} T;
 typedef {I} I;
 
@@ -48,22 +48,18 @@ __device__ __forceinline__ long long position(
     return ((n / (after * count)) * size + k) * after + n % after;
 }}
 
+"""
+
+# moving elements of any type (as unsigned integers of their size)
+_MOVES = (
+    _POSITION
+    + r"""
 extern "C" __global__ void burn_gather_along(
     const T* __restrict__ x, const I* __restrict__ indices, T* __restrict__ y, const long long total,
     const long long count, const long long size, const long long after) {{
     for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < total;
          n += (long long)gridDim.x * blockDim.x) {{
         y[n] = x[position(indices, n, count, size, after)];
-    }}
-}}
-
-// out[position(n)] += values[n], atomically (T float or double; duplicates add in no fixed order)
-extern "C" __global__ void burn_scatter_add_along(
-    const T* __restrict__ values, const I* __restrict__ indices, T* __restrict__ out, const long long total,
-    const long long count, const long long size, const long long after) {{
-    for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < total;
-         n += (long long)gridDim.x * blockDim.x) {{
-        atomicAdd(out + position(indices, n, count, size, after), values[n]);
     }}
 }}
 
@@ -76,6 +72,24 @@ extern "C" __global__ void burn_positions_along(
     }}
 }}
 """
+)
+
+# adding values of a type CUDA's atomicAdd takes
+_ADDS = (
+    _POSITION
+    + r"""
+// out[position(n)] += values[n], atomically (T float or double; duplicates add in no fixed order)
+extern "C" __global__ void burn_scatter_add_along(
+    const T* __restrict__ values, const I* __restrict__ indices, T* __restrict__ out, const long long total,
+    const long long count, const long long size, const long long after) {{
+    for (long long n = (long long)blockIdx.x * blockDim.x + threadIdx.x; n < total;
+         n += (long long)gridDim.x * blockDim.x) {{
+        atomicAdd(out + position(indices, n, count, size, after), values[n]);
+    }}
+}}
+
+"""
+)
 
 _kernels: dict[tuple[str, str, str], Any] = {}
 
@@ -84,7 +98,8 @@ def _kernel(name: str, item: str, index: str) -> Any:
     key = (name, item, index)
     kernel = _kernels.get(key)
     if kernel is None:
-        kernel = _kernels[key] = cp.RawKernel(_SOURCE.format(T=item, I=index), name)
+        source = _ADDS if name == "burn_scatter_add_along" else _MOVES
+        kernel = _kernels[key] = cp.RawKernel(source.format(T=item, I=index), name)
     return kernel
 
 
