@@ -74,3 +74,9 @@ class _LazyCupy:
 
 cp: Any = _LazyCupy()
 """The ``cupy`` module, imported on first use."""
+
+
+def contiguous(array: Any) -> Any:
+    """``array`` itself when C-contiguous (without the cost of a call into CuPy), else a contiguous
+    copy: what a kernel that indexes its operands flat takes."""
+    return array if array._c_contiguous else cp.ascontiguousarray(array)

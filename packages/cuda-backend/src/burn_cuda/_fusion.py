@@ -38,7 +38,7 @@ from burn_backend.kit import (
     TensorSpec,
 )
 
-from ._cupy import cp
+from ._cupy import contiguous, cp
 
 if TYPE_CHECKING:
     from burn_backend import Device
@@ -347,7 +347,7 @@ def kernel_operands(inputs: Sequence[Any], index: int) -> tuple[list[Any], bool]
         else:
             if type(value) is DeviceBuffer:
                 value = value.resolve()
-            value = cp.ascontiguousarray(value)
+            value = contiguous(value)
             address = value.data.ptr
             operands.append(value)
         if address & 15:

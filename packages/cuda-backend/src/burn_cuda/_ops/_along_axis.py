@@ -11,11 +11,12 @@ positions from an index grid per dim: five kernels and about a dozen host calls 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .._cupy import cp
+from .._cupy import contiguous, cp
 
 Array = Any
 
@@ -117,9 +118,7 @@ def fits(shape: tuple[int, ...], dim: int, indices: Array) -> bool:
 
 def _geometry(shape: tuple[int, ...], dim: int, indices: Array) -> tuple[Any, ...]:
     """The kernels' sizes: (total, count, size, after) as int64 scalars."""
-    after = 1
-    for size in shape[dim + 1 :]:
-        after *= size
+    after = math.prod(shape[dim + 1 :])
     return tuple(np.int64(v) for v in (indices.size, indices.shape[dim], shape[dim], after))
 
 
@@ -128,7 +127,7 @@ def gather(tensor: Array, dim: int, indices: Array) -> Array:
     out = cp.empty(indices.shape, dtype=tensor.dtype)
     total = out.size
     if total:
-        tensor, indices = cp.ascontiguousarray(tensor), cp.ascontiguousarray(indices)
+        tensor, indices = contiguous(tensor), contiguous(indices)
         kernel = _kernel("burn_gather_along", _ITEMS[tensor.itemsize], _INDICES[indices.dtype])
         blocks = min(_GRID_MAX, -(-total // _BLOCK))
         kernel((blocks,), (_BLOCK,), (tensor, indices, out, *_geometry(tensor.shape, dim, indices)))
@@ -142,8 +141,8 @@ def scatter_add(tensor: Array, dim: int, indices: Array, values: Array) -> Array
     out = tensor.copy()  # C order
     total = indices.size
     if total:
-        values = cp.ascontiguousarray(values.astype(tensor.dtype, copy=False))
-        indices = cp.ascontiguousarray(indices)
+        values = contiguous(values.astype(tensor.dtype, copy=False))
+        indices = contiguous(indices)
         kernel = _kernel("burn_scatter_add_along", ADDS[tensor.dtype], _INDICES[indices.dtype])
         blocks = min(_GRID_MAX, -(-total // _BLOCK))
         kernel((blocks,), (_BLOCK,), (values, indices, out, *_geometry(tensor.shape, dim, indices)))
@@ -156,7 +155,7 @@ def positions(shape: tuple[int, ...], dim: int, indices: Array) -> Array:
     out = cp.empty(indices.size, dtype=np.int64)
     total = out.size
     if total:
-        indices = cp.ascontiguousarray(indices)
+        indices = contiguous(indices)
         kernel = _kernel("burn_positions_along", "unsigned char", _INDICES[indices.dtype])
         blocks = min(_GRID_MAX, -(-total // _BLOCK))
         kernel((blocks,), (_BLOCK,), (indices, out, *_geometry(shape, dim, indices)))

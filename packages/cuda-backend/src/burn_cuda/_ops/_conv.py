@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._cublas import gemm_strided_batched
-from .._cupy import cp
+from .._cupy import contiguous, cp
 
 Array = Any
 Sizes = Sequence[int]
@@ -117,11 +117,11 @@ extern "C" __global__ void burn_col2im(const T* __restrict__ columns, T* __restr
 }}
 
 // sums[c]: the sum of g[b, c, o] over b and o, for a contiguous g [batch, channels, positions] (a
-// convolution's bias gradient). One block of 256 threads per channel, each summing a strided share
+// convolution's bias gradient). One block of {B} threads per channel, each summing a strided share
 // and then a tree: a fixed order, so results repeat bit for bit.
 extern "C" __global__ void burn_channel_sums(const T* __restrict__ g, T* __restrict__ sums, const I batch,
                                              const int channels, const I positions) {{
-    __shared__ T partial[256];
+    __shared__ T partial[{B}];
     const int c = blockIdx.x;
     T sum = (T)0;
     for (I i = threadIdx.x; i < batch * positions; i += blockDim.x) {{
@@ -156,7 +156,7 @@ def _kernel(name: str, dtype: Any, wide: bool, unit_stride: bool) -> Any:
     kernel = _kernels.get(key)
     if kernel is None:
         source = _SOURCE.format(
-            T=_TYPES[np.dtype(dtype)], I="long long" if wide else "int", U=int(unit_stride)
+            T=_TYPES[np.dtype(dtype)], I="long long" if wide else "int", U=int(unit_stride), B=_BLOCK
         )
         kernel = _kernels[key] = cp.RawKernel(source, name)  # compiled and loaded per device on use
     return kernel
@@ -224,11 +224,6 @@ def _geometry(
     return _Geometry(spatial, out, kernel, stride, padding, dilation)
 
 
-def _contiguous(array: Array) -> Array:
-    """``array`` itself when C-contiguous (without CuPy's call overhead), else a contiguous copy."""
-    return array if array._c_contiguous else cp.ascontiguousarray(array)
-
-
 def _per_item(weight: Array, batch: int, groups: int) -> tuple[Array, int]:
     """``weight [groups, rows, cols]`` for ``batch * groups`` GEMMs: the array and its batch step (one
     group: the weight itself with step 0; several: repeated over the batch, since a batched GEMM has a
@@ -270,7 +265,7 @@ def add_bias(y: Array, bias: Array) -> Array:
     index = np.int64 if wide else np.int32
     kernel = _kernel("burn_add_bias", y.dtype, wide, True)
     blocks = min(_GRID_MAX, -(-total // _BLOCK))
-    values = _contiguous(bias.astype(y.dtype, copy=False))
+    values = contiguous(bias.astype(y.dtype, copy=False))
     kernel((blocks,), (_BLOCK,), (y, values, index(total), np.int32(channels), index(positions)))
     return y
 
@@ -288,7 +283,8 @@ def channel_sums(grad: Array) -> Array:
     wide = grad.size > _INT_MAX
     index = np.int64 if wide else np.int32
     kernel = _kernel("burn_channel_sums", grad.dtype, wide, True)
-    kernel((channels,), (256,), (_contiguous(grad), sums, index(batch), np.int32(channels), index(positions)))
+    arguments = (contiguous(grad), sums, index(batch), np.int32(channels), index(positions))
+    kernel((channels,), (_BLOCK,), arguments)  # _BLOCK threads: the kernel's shared array
     return sums
 
 
@@ -313,8 +309,8 @@ def convolve(
     if depth == 0 or positions == 0 or batch * out_channels == 0:
         y = cp.zeros((batch, out_channels, *out), dtype=x.dtype)
         return y if bias is None else add_bias(y, bias)
-    x = _contiguous(x)
-    w = _contiguous(weight).reshape(groups, rows, depth)
+    x = contiguous(x)
+    w = contiguous(weight).reshape(groups, rows, depth)
     y = cp.empty((batch, out_channels, *out), dtype=x.dtype)
     flat = y.reshape(batch, out_channels, positions)
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
@@ -347,8 +343,8 @@ def convolve_weight_grad(
     shape = (grad_channels, channels // groups, *kernel)
     if rows * depth == 0 or batch == 0 or positions == 0:
         return cp.zeros(shape, dtype=x.dtype)
-    x = _contiguous(x)
-    g = _contiguous(grad).reshape(batch, grad_channels, positions)
+    x = contiguous(x)
+    g = contiguous(grad).reshape(batch, grad_channels, positions)
     total: Any = None
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
         items = cp.empty((stop - start, groups, rows, depth), dtype=x.dtype)
@@ -387,8 +383,8 @@ def convolve_adjoint(
     if rows == 0 or positions == 0 or batch * channels * math.prod(out) == 0:
         result = cp.zeros((batch, channels, *out), dtype=x.dtype)
         return result if bias is None else add_bias(result, bias)
-    w = _contiguous(weight).reshape(groups, rows, depth)
-    g = _contiguous(x).reshape(batch, grad_channels, positions)
+    w = contiguous(weight).reshape(groups, rows, depth)
+    g = contiguous(x).reshape(batch, grad_channels, positions)
     result = cp.empty((batch, channels, *out), dtype=x.dtype)
     for start, stop in _chunks(batch, channels * geometry.taps * positions):
         target = result[start:stop]

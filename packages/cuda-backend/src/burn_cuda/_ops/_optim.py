@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cupy import cp
+from .._cupy import contiguous, cp
 
 Array = Any
 _CHUNK = 4096  # elements per block
@@ -124,10 +124,10 @@ def adam_step(
             end = 0
             for i, (out, out_m, out_v) in zip(part, outputs, strict=True):
                 new_p[i], new_m[i], new_v[i] = out, out_m, out_v
-                p = _contiguous(tensors[i])
-                g = _contiguous(grads[i])
-                m = p if first else _contiguous(moments_1[i])
-                v = p if first else _contiguous(moments_2[i])
+                p = contiguous(tensors[i])
+                g = contiguous(grads[i])
+                m = p if first else contiguous(moments_1[i])
+                v = p if first else contiguous(moments_2[i])
                 end += (p.size + _CHUNK - 1) // _CHUNK
                 args += [p, g, m, v, out, out_m, out_v, np.int64(p.size), np.int64(end)]
             if end == 0:  # every tensor is empty
@@ -135,10 +135,6 @@ def adam_step(
             args += [np.int32(first), np.int32(decay != 0.0), decay_value, *constants]
             _kernel(len(part), dtype)((end,), (_BLOCK,), tuple(args))
     return new_p, new_m, new_v
-
-
-def _contiguous(array: Array) -> Array:
-    return array if array._c_contiguous else cp.ascontiguousarray(array)
 
 
 def _outputs(shapes: list[tuple[int, ...]], dtype: np.dtype[Any]) -> list[tuple[Array, Array, Array]]:

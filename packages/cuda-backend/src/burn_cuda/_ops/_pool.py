@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cupy import cp
+from .._cupy import contiguous, cp
 
 Array = Any
 
@@ -103,7 +103,7 @@ def _spatial(shape: tuple[int, ...]) -> tuple[int, int]:
 def adaptive_avg_pool(x: Array, output_size: tuple[int, ...]) -> Array:
     """The adaptive average pool of contiguous-or-not ``x [batch, channels, (H,) W]`` (f32 or f64) to
     ``output_size`` (one size per spatial dim)."""
-    x = cp.ascontiguousarray(x)
+    x = contiguous(x)
     y = cp.empty((*x.shape[:2], *output_size), dtype=x.dtype)
     _launch("burn_adaptive_avg_pool", x, y, (*_spatial(x.shape), *_spatial(y.shape)))
     return y
@@ -112,7 +112,7 @@ def adaptive_avg_pool(x: Array, output_size: tuple[int, ...]) -> Array:
 def adaptive_avg_pool_grad(x_shape: tuple[int, ...], grad: Array) -> Array:
     """The gradient of ``adaptive_avg_pool`` with respect to an input of ``x_shape``, from the output's
     gradient ``grad`` (f32 or f64)."""
-    grad = cp.ascontiguousarray(grad)
+    grad = contiguous(grad)
     dx = cp.empty(x_shape, dtype=grad.dtype)
     _launch("burn_adaptive_avg_pool_grad", grad, dx, (*_spatial(x_shape), *_spatial(grad.shape)))
     return dx
