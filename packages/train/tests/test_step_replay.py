@@ -62,10 +62,14 @@ def _recorded_against_eager(folder: Path, device: Any) -> tuple[Any, Any, list[A
 
 
 def test_the_replayed_function_trains_as_the_usual_step(tmp_path: Path) -> None:
-    # a Fusion layer of its own for each run: both compile their kernels after the same counts
+    # a Fusion layer of its own for each run: both compile their kernels after the same counts. Its
+    # settings differ from the default stack's, so that its device never equals the default device (the
+    # loader's): batches equal to the run's device would stay there, and the runs would share that
+    # device's Fusion layer and its compile counts (BURN_DEVICE=autodiff-fusion-ndarray)
     usual = toy.run(
-        tmp_path / "usual", 2, devices=[Autodiff(Fusion(NdArray())).device()], workers=0, capturable=True
-    )
+        tmp_path / "usual", 2, devices=[Autodiff(Fusion(NdArray(), compile_after=3)).device()], workers=0,
+        capturable=True,
+    )  # fmt: skip
     wrapped: list[Any] = []
 
     def recorder(function: Any) -> Any:
@@ -76,7 +80,7 @@ def test_the_replayed_function_trains_as_the_usual_step(tmp_path: Path) -> None:
     replayed = toy.run(
         tmp_path / "replayed",
         2,
-        devices=[Autodiff(Fusion(NdArray())).device()],
+        devices=[Autodiff(Fusion(NdArray(), compile_after=3)).device()],
         workers=0,
         capturable=True,
         builder_hook=lambda builder: builder.with_step_replay(recorder),
