@@ -1,6 +1,5 @@
-"""Indexing along one axis in one kernel (``burn_cuda._ops._along_axis``) and the one-kernel Bernoulli
-mask, against NumPy (on a GPU). The conformance suite checks ``gather``, ``scatter`` and ``random``
-themselves on every Cuda stack."""
+"""Indexing along one axis in one kernel (``burn_cuda._ops._along_axis``), against NumPy (on a GPU). The
+conformance suite checks ``gather`` and ``scatter`` themselves on every Cuda stack."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from burn_backend import Distribution, IndexingUpdateOp
+from burn_backend import IndexingUpdateOp
 from burn_cuda._cupy import cp, unavailable_reason
 
 REASON = unavailable_reason()
@@ -115,22 +114,3 @@ def test_scatter_along_the_axis_combines_duplicates(update: IndexingUpdateOp, dt
             bound += np.finfo(np.float16).eps * np.abs(expected)
     assert np.all(np.abs(cp.asnumpy(out).astype(np.float64) - expected) <= bound)
     assert out.dtype == dtype
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
-@pytest.mark.parametrize("probability", [0.0, 0.3, 0.5, 1.0])
-def test_bernoulli_masks_are_the_shared_codes_draws(dtype: Any, probability: float) -> None:
-    from burn_backend.array import ArrayRuntime
-    from burn_cuda._runtime import CupyRuntime
-
-    runtime = CupyRuntime()
-    distribution = Distribution.bernoulli(probability)
-    mask = runtime.sample(runtime.generator(7), (33, 65), distribution, np.dtype(dtype))
-    shared = ArrayRuntime.sample(runtime, runtime.generator(7), (33, 65), distribution, np.dtype(dtype))
-    assert mask.dtype == dtype
-    assert mask.shape == (33, 65)
-    np.testing.assert_array_equal(cp.asnumpy(mask), cp.asnumpy(shared))
-    if 0.0 < probability < 1.0:
-        assert 0.0 < float(mask.mean()) < 1.0
-    else:
-        assert float(mask.mean()) == probability

@@ -37,9 +37,6 @@ def _host_cast(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[
         return array.astype(dtype)
 
 
-_BERNOULLI_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
-
-
 @functools.cache
 def _bernoulli_mask() -> Any:
     """``mask = uniform < probability`` as 1 or 0 in the mask's float dtype."""
@@ -129,16 +126,31 @@ class CupyRuntime(ArrayRuntime):
         return cp.random.default_rng(seed)
 
     def sample(self, generator: Any, shape: tuple[int, ...], distribution: Distribution, dtype: Any) -> Array:
-        # Bernoulli masks in f16, f32 or f64 (dropout draws one every step): the same uniform draws and
-        # comparison as the shared code, with the comparison writing the float mask in one kernel
-        # instead of a bool array and a cast
-        if distribution.kind != "bernoulli" or np.dtype(dtype) not in _BERNOULLI_DTYPES:
+        # the shared code's draws and arithmetic, through CuPy's own ufuncs: an operator between a CuPy
+        # array and a scalar goes through NumPy's ufunc dispatch, whose first call imports
+        # cupyx.scipy.sparse and SciPy (0.3 - 0.7 s where SciPy is installed; a model's first random
+        # initializer made it)
+        kind = distribution.kind
+        if np.dtype(dtype).kind != "f" or kind not in ("bernoulli", "uniform", "normal"):
             return super().sample(generator, shape, distribution, dtype)
         draw_dtype = np.dtype(np.float64 if dtype == np.float64 else np.float32)
-        uniform = generator.random(shape, dtype=draw_dtype)
-        mask = cp.empty(shape, dtype=dtype)
-        _bernoulli_mask()(uniform, draw_dtype.type(float(distribution.probability)), mask)
-        return mask
+        scalar = draw_dtype.type
+        if kind == "normal":
+            normal = generator.standard_normal(shape, dtype=draw_dtype)
+            samples = cp.add(cp.multiply(normal, scalar(distribution.std)), scalar(distribution.mean))
+        elif kind == "uniform":
+            low, high = float(distribution.low), float(distribution.high)
+            samples = cp.add(
+                cp.multiply(generator.random(shape, dtype=draw_dtype), scalar(high - low)), scalar(low)
+            )
+        else:
+            # Bernoulli masks (dropout draws one every step): the comparison writes the float mask in
+            # one kernel instead of a bool array and a cast
+            uniform = generator.random(shape, dtype=draw_dtype)
+            mask = cp.empty(shape, dtype=dtype)
+            _bernoulli_mask()(uniform, scalar(float(distribution.probability)), mask)
+            return mask
+        return self.cast(samples, dtype)
 
     def windows(self, array: Array, dim: int, size: int, step: int) -> Array:
         shape = list(array.shape)

@@ -33,11 +33,13 @@ class ArrayActivationOps(ActivationOps):
 
     @in_f32
     def relu_backward(self, output: Array, grad: Array) -> Array:
-        # a select, not grad * (output > 0): an infinite gradient times 0 would be NaN
+        # a select, not grad * (output > 0): an infinite gradient times 0 would be NaN; the namespace's
+        # functions, not operators (see the float ops' ``_arithmetic``)
+        xp = self.xp
         if output.dtype not in LOW_PRECISION:
-            return self.xp.where(output > 0, grad, _scalar(grad, 0.0))
+            return xp.where(xp.greater(output, 0), grad, _scalar(grad, 0.0))
         with self.runtime.quiet():  # ml_dtypes' bf16 comparisons warn on NaN
-            return self.xp.where(output > 0, grad, _scalar(grad, 0.0))
+            return xp.where(xp.greater(output, 0), grad, _scalar(grad, 0.0))
 
     def leaky_relu(self, tensor: Array, negative_slope: float) -> Array:
         x = self.runtime.widen(tensor)

@@ -48,17 +48,25 @@ def _marked(function: Callable[..., Any]) -> Any:
     return in_f32(types.FunctionType(code, function.__globals__, function.__name__, defaults, closure))
 
 
+_FUNCTIONS = {operator.add: "add", operator.sub: "subtract", operator.mul: "multiply"}
+
+
 def _arithmetic(compute: Callable[[Any, Any], Any], scalar: bool = False) -> Any:
-    """``compute(lhs, rhs)`` (an ``operator`` function) with no context manager on the common path."""
+    """``compute(lhs, rhs)`` (an ``operator`` function) with no context manager on the common path; with
+    ``scalar``, the namespace's function of that operation (CuPy's operators send an array and a scalar
+    through NumPy's ufunc dispatch: slower, and its first call imports SciPy)."""
+    name = _FUNCTIONS[compute]
 
     def op(self: Any, lhs: Array, rhs: Any) -> Array:
+        function = compute
         if scalar:
             rhs = _scalar(lhs, rhs)
+            function = getattr(self.xp, name)
         try:
-            return compute(lhs, rhs)
+            return function(lhs, rhs)
         except RuntimeWarning:  # an overflow, with warnings raised as errors: inf, as in PyTorch
             with self.runtime.quiet():
-                return compute(lhs, rhs)
+                return function(lhs, rhs)
 
     return in_f32(op)
 
@@ -117,7 +125,7 @@ def _reduce(self: Any, tensor: Array, dim: int | None, name: str) -> Array:
         if name == "mean":
             # sum / count rather than xp.mean, which warns on an empty input instead of giving NaN
             count = math.prod(tensor.shape) if dim is None else tensor.shape[dim]
-            out = out / count if count else out * math.nan
+            out = xp.divide(out, count) if count else xp.multiply(out, math.nan)
     out = runtime.narrow(out, tensor.dtype)
     return out if dim is not None else xp.reshape(out, (1,))
 
@@ -220,7 +228,7 @@ class ArrayFloatOps(FloatTensorOps):
     @in_f32
     def float_recip(self, tensor: Array) -> Array:
         with self.runtime.quiet():
-            return _scalar(tensor, 1.0) / tensor
+            return self.xp.divide(_scalar(tensor, 1.0), tensor)
 
     def float_matmul(self, lhs: Array, rhs: Array) -> Array:
         runtime = self.runtime

@@ -137,19 +137,19 @@ class ArrayIntOps(IntTensorOps):
         return lhs + rhs
 
     def int_add_scalar(self, lhs: Array, rhs: int) -> Array:
-        return lhs + rhs
+        return self.xp.add(lhs, rhs)  # not the operator: see the float ops' ``_arithmetic``
 
     def int_sub(self, lhs: Array, rhs: Array) -> Array:
         return lhs - rhs
 
     def int_sub_scalar(self, lhs: Array, rhs: int) -> Array:
-        return lhs - rhs
+        return self.xp.subtract(lhs, rhs)  # not the operator: see the float ops' ``_arithmetic``
 
     def int_mul(self, lhs: Array, rhs: Array) -> Array:
         return lhs * rhs
 
     def int_mul_scalar(self, lhs: Array, rhs: int) -> Array:
-        return lhs * rhs
+        return self.xp.multiply(lhs, rhs)  # not the operator: see the float ops' ``_arithmetic``
 
     def int_div(self, lhs: Array, rhs: Any) -> Array:
         with self.runtime.quiet():  # a zero divisor (unchecked below the Tensor API) gives 0, silently
