@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from burn_backend import Backend, Device, DType, Tensor
+from burn_backend import Backend, ConvOptions, Device, Distribution, DType, Tensor, module
 from burn_backend.kit import (
     BackendDecorator,
     Deferred,
@@ -172,6 +172,28 @@ def test_delegates_unwrap_arguments_and_wrap_results() -> None:
     assert Tensor.cat([x, x], 0).dims() == [4, 2]  # a list of primitives goes in unwrapped
     assert x.device is device  # the inner backend's device comes back as ours
     assert (x > 0).tolist() == [[True, False], [True, True]]
+
+
+def test_delegates_handle_each_argument_as_its_annotation_says() -> None:
+    from burn_backend._decorator import _DEVICE, _PASS, _SEQUENCE, _UNWRAP, _WALK, _role
+
+    # the interface's annotations: primitives, devices and sequences of primitives are translated, plain
+    # values passed as they are; an annotation that names a primitive otherwise falls back to the walk
+    assert [_role(a) for a in ("P", "P | None", "Device", "Sequence[P]", "Sequence[P | None]")] == [
+        _UNWRAP, _UNWRAP, _DEVICE, _SEQUENCE, _SEQUENCE,
+    ]  # fmt: skip
+    assert [_role(a) for a in ("int", "Shape", "DType", "ConvOptions", "tuple[int, int]")] == [_PASS] * 5
+    assert [_role(a) for a in ("list[P]", "dict[str, P]", "Any", "", "Device | None")] == [_WALK] * 5
+    backend = Boxing(NdArray())
+    device = backend.device()
+    drawn = backend.float_random((2, 3), Distribution.default(), device, DType.F32)  # shape, device
+    assert isinstance(drawn, Boxed)
+    assert drawn.shape == (2, 3)
+    x = Tensor.from_data(np.ones((1, 1, 3, 3), np.float32), device)
+    weight = Tensor.from_data(np.ones((2, 1, 2, 2), np.float32), device)
+    y = module.conv2d(x, weight, None, ConvOptions([1, 1], [0, 0], [1, 1], 1))  # a None for ``P | None``
+    assert isinstance(y.primitive, Boxed)
+    assert y.tolist() == [[[[4.0, 4.0], [4.0, 4.0]]] * 2]
 
 
 def test_transactions_read_the_inner_primitives() -> None:

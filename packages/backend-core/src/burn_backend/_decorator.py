@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -219,17 +220,54 @@ class BackendDecorator(Backend):
 
 
 _NOT_PRIMITIVES = (TensorData, bool, int, float, str, frozenset)
-_STRUCTURES = (Device, list, tuple)
+
+
+# What a delegate does with each argument, from the interface's annotation: a primitive is unwrapped, a
+# device made the inner backend's, a sequence of primitives unwrapped item by item, a plain value (an
+# int, a dtype, a shape, options) passed as it is; any other annotation naming a primitive or a device
+# (or none) gets the generic walk of ``_to_inner``.
+_PASS, _UNWRAP, _DEVICE, _SEQUENCE, _WALK = range(5)
+_ROLES = {"P": _UNWRAP, "P | None": _UNWRAP, "Device": _DEVICE, "Sequence[P]": _SEQUENCE}
+_ROLES["Sequence[P | None]"] = _SEQUENCE
+_NAMES_A_VALUE = re.compile(r"\b(P|Device|Any)\b")
+
+
+def _role(annotation: Any) -> int:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    role = _ROLES.get(text)
+    if role is not None:
+        return role
+    return _WALK if not text or _NAMES_A_VALUE.search(text) else _PASS
 
 
 def _delegate(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
-    # one frame per argument (``unwrap``) on the way in, as few as the result needs on the way out
+    # each argument handled as its annotation says (an op's shape, dtype and options are not walked),
+    # and a primitive result wrapped at once: the whole host cost of the ops a decorator passes on
+    signature = inspect.signature(interface)
+    roles = tuple(_role(p.annotation) for p in list(signature.parameters.values())[1:])
+    count = len(roles)
+    wraps = signature.return_annotation == "P"
+
     def method(self: BackendDecorator, *args: Any) -> Any:
         unwrap = self.unwrap
-        inner_args = [self._to_inner(a) if isinstance(a, _STRUCTURES) else unwrap(a) for a in args]
-        return self._from_inner(getattr(self._inner, name)(*inner_args))
+        inner_args = [
+            arg
+            if role == _PASS
+            else unwrap(arg)
+            if role == _UNWRAP
+            else type(arg)(unwrap(item) for item in arg)
+            if role == _SEQUENCE and isinstance(arg, (list, tuple))
+            else self.inner_device(arg)
+            if role == _DEVICE and isinstance(arg, Device)
+            else self._to_inner(arg)
+            for arg, role in zip(args, roles)
+        ]
+        if len(args) > count:
+            inner_args.extend(self._to_inner(arg) for arg in args[count:])
+        result = getattr(self._inner, name)(*inner_args)
+        return self.wrap(result) if wraps else self._from_inner(result)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = interface.__doc__
-    method.__signature__ = inspect.signature(interface)  # type: ignore[attr-defined]
+    method.__signature__ = signature  # type: ignore[attr-defined]
     return method

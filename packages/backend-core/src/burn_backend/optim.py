@@ -61,6 +61,8 @@ def adam_step(
     if not count:
         return [], [], []
     first = tensors[0]
+    if _fit(tensors, grads, moments_1, moments_2):
+        return _step(first, tensors, grads, moments_1, moments_2, options)
     device, dtype = first.device, first.dtype
     for i, tensor in enumerate(tensors):
         _check_float(f"tensor {i}", tensor)
@@ -87,6 +89,42 @@ def adam_step(
                     f"adam_step: the {what} of tensor {i} is {value.dims()} {value.dtype} on {value.device}; "
                     f"the tensor is {tensor.dims()} {tensor.dtype} on {tensor.device}"
                 )
+    return _step(first, tensors, grads, moments_1, moments_2, options)  # devices equal, not identical
+
+
+def _fit(
+    tensors: list[Tensor], grads: list[Tensor], moments_1: list[Tensor | None], moments_2: list[Tensor | None]
+) -> bool:
+    """Whether every value is a Float tensor of the first tensor's device (the same object) and dtype and
+    of its tensor's shape: an optimizer's every step, in one pass of identity checks. Where this fails,
+    ``adam_step``'s checks name what differs (or find devices equal but not identical)."""
+    first = tensors[0]
+    if not isinstance(first, Tensor) or first.kind is not Kind.FLOAT:
+        return False
+    device, dtype = first._device, first.dtype
+    for tensor, grad, moment_1, moment_2 in zip(tensors, grads, moments_1, moments_2):
+        shape = tensor._primitive.shape if isinstance(tensor, Tensor) else None
+        for value in (tensor, grad, moment_1, moment_2):
+            if value is None and value is not grad:
+                continue
+            if (
+                not isinstance(value, Tensor)
+                or value._device is not device
+                or value.dtype is not dtype
+                or value._primitive.shape != shape
+            ):
+                return False
+    return True
+
+
+def _step(
+    first: Tensor,
+    tensors: list[Tensor],
+    grads: list[Tensor],
+    moments_1: list[Tensor | None],
+    moments_2: list[Tensor | None],
+    options: AdamOptions,
+) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
     backend = first.device.backend
     new_tensors, new_moments_1, new_moments_2 = backend.float_adam_step(
         [t.primitive for t in tensors],

@@ -279,16 +279,19 @@ class Fusion(BackendDecorator):
             recorded: tuple[list[Any], list[Any], list[Any]]
             recorded = OptimizerOps.float_adam_step(self, tensors, grads, moments_1, moments_2, options)
             return recorded
-        to_inner = self._to_inner
-        results = self._inner.float_adam_step(
-            to_inner(list(tensors)),
-            to_inner(list(grads)),
-            to_inner(list(moments_1)),
-            to_inner(list(moments_2)),
+        unwrap, wrap = self.unwrap, self.wrap
+        new_tensors, new_moments_1, new_moments_2 = self._inner.float_adam_step(
+            [unwrap(t) for t in tensors],
+            [unwrap(g) for g in grads],
+            [None if m is None else unwrap(m) for m in moments_1],
+            [None if v is None else unwrap(v) for v in moments_2],
             options,
         )
-        updated: tuple[list[Any], list[Any], list[Any]] = self._from_inner(results)
-        return updated
+        return (
+            [wrap(t) for t in new_tensors],
+            [wrap(m) for m in new_moments_1],
+            [wrap(v) for v in new_moments_2],
+        )
 
     def _eager(self, name: str, tensors: tuple[Any, ...], scalars: tuple[Any, ...]) -> Any:
         unwrap = self.unwrap

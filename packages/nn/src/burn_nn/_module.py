@@ -149,41 +149,67 @@ class LoadResult(Generic[M]):
     unused: list[str]
 
 
+_PLAIN, _PARAM, _STATE, _MODULE, _TENSOR, _SEQUENCE, _MAPPING = range(7)
+_CATEGORIES: dict[type, int] = {}
+"""What each type of field value is, worked out once per type: the module walks (every optimizer step
+makes two and rebuilds the module) look a field's type up here instead of calling ``isinstance`` on
+it up to six times."""
+
+
+def _category(value: Any) -> int:
+    kind = type(value)
+    category = _CATEGORIES.get(kind)
+    if category is None:
+        if issubclass(kind, Param):
+            category = _PARAM
+        elif issubclass(kind, RunningState):
+            category = _STATE
+        elif issubclass(kind, Module):
+            category = _MODULE
+        elif issubclass(kind, Tensor):
+            category = _TENSOR
+        elif issubclass(kind, (list, tuple)):
+            category = _SEQUENCE
+        elif issubclass(kind, dict):
+            category = _MAPPING
+        else:
+            category = _PLAIN
+        _CATEGORIES[kind] = category
+    return category
+
+
 def _is_leaf(value: Any) -> bool:
-    return isinstance(value, (Param, RunningState, Tensor))
-
-
-_PLAIN = frozenset({int, float, bool, str, type(None)})
+    return _category(value) in (_PARAM, _STATE, _TENSOR)
 
 
 def _is_structural(value: Any, tensors: bool = True) -> bool:
     """Whether ``value`` holds parameters, running state or sub-modules, or (with ``tensors``) constant
     tensors; anything else on a module is a plain constant."""
-    if type(value) in _PLAIN:  # most fields (sizes, flags, names): answered before any isinstance
+    category = _category(value)
+    if category == _PLAIN:
         return False
-    if isinstance(value, (Param, RunningState, Module)):
-        return True
-    if isinstance(value, Tensor):
+    if category == _TENSOR:
         return tensors
-    if isinstance(value, (list, tuple)):
+    if category == _SEQUENCE:
         return any(_is_structural(item, tensors) for item in value)
-    if isinstance(value, dict):
+    if category == _MAPPING:
         return any(_is_structural(item, tensors) for item in value.values())
-    return False
+    return True
 
 
 def _items(value: Any, tensors: bool = True) -> Iterator[tuple[str, Any]]:
     """The named structural children of a module, list, tuple or dict (constant tensors included with
     ``tensors``)."""
-    if isinstance(value, Module):
+    category = _category(value)
+    if category == _MODULE:
         for name, item in vars(value).items():
             if _is_structural(item, tensors):
                 yield name, item
-    elif isinstance(value, (list, tuple)):
+    elif category == _SEQUENCE:
         for index, item in enumerate(value):
             if _is_structural(item, tensors):
                 yield str(index), item
-    elif isinstance(value, dict):
+    elif category == _MAPPING:
         for key, item in value.items():
             if _is_structural(item, tensors):
                 yield str(key), item
@@ -191,17 +217,18 @@ def _items(value: Any, tensors: bool = True) -> Iterator[tuple[str, Any]]:
 
 def _rebuild(value: Any, path: Path, leaf: Callable[[Path, Any], Any]) -> Any:
     """``value`` with every Param and RunningState replaced by ``leaf(path, it)``; constants shared."""
-    if _is_leaf(value):
+    category = _category(value)
+    if category in (_PARAM, _STATE, _TENSOR):
         return leaf(path, value)
-    if isinstance(value, Module):
+    if category == _MODULE:
         new = copy.copy(value)
         for name, item in list(_items(value)):
             object.__setattr__(new, name, _rebuild(item, (*path, name), leaf))
         return new
-    if isinstance(value, (list, tuple)):
+    if category == _SEQUENCE:
         items = [_rebuild(item, (*path, str(i)), leaf) for i, item in enumerate(value)]
         return items if isinstance(value, list) else type(value)(items)
-    if isinstance(value, dict):
+    if category == _MAPPING:
         return {key: _rebuild(item, (*path, str(key)), leaf) for key, item in value.items()}
     return value
 
@@ -217,15 +244,17 @@ def _leaves(value: Any, path: Path = (), tensors: bool = True) -> Iterator[tuple
 
 
 def _visit(value: Any, path: Path, visitor: ModuleVisitor) -> None:
-    if isinstance(value, Param):
+    category = _category(value)
+    if category == _PARAM:
         getattr(visitor, f"visit_{_KIND_NAME[value.kind]}_with_path")(path, value)
         return
-    if isinstance(value, (RunningState, Tensor)):
+    if category in (_STATE, _TENSOR):
         return
     for name, item in _items(value, tensors=False):
-        if isinstance(item, RunningState):
+        category = _category(item)
+        if category == _STATE:
             continue
-        if isinstance(item, Param):
+        if category == _PARAM:
             _visit(item, (*path, name), visitor)
             continue
         container = type(item).__name__

@@ -153,6 +153,16 @@ class Param:
         returns)."""
         return Param.initialized(tensor, id=self.id, require_grad=self.require_grad)
 
+    def _stepped(self, tensor: Tensor, device: Device) -> Param:
+        """``tensor`` (this parameter's updated value, on the inner backend of the autodiff ``device``) as
+        a fresh graph leaf of ``device``, with this parameter's id: ``with_value(Tensor.from_inner(tensor,
+        device))`` without the checks that an optimizer's results pass by construction (an optimizer step
+        makes one per parameter)."""
+        backend: AutodiffBackend = device.backend  # type: ignore[assignment]
+        leaf = backend.float_set_require_grad(backend.float_from_inner(tensor.primitive), self.require_grad)
+        value = Tensor(leaf, device)
+        return Param(_Lazy(None, value), value.shape, device, value.dtype, self.id, self.require_grad)
+
     def map(self, function: Callable[[Tensor], Tensor]) -> Param:
         """``function`` applied to the value, as a parameter with the same id."""
         return self.with_value(function(self.val()))

@@ -206,8 +206,8 @@ class ModuleOptimizer:
             else:
                 new_states[param.id] = dict(new_state)
             outer = entry.outer
-            updated[param.id] = param.with_value(
-                new_tensor if outer is None else Tensor.from_inner(new_tensor, outer)
+            updated[param.id] = (
+                param.with_value(new_tensor) if outer is None else param._stepped(new_tensor, outer)
             )
         result = module.map(_Replace(updated))
         self._states.update(new_states)
@@ -317,6 +317,7 @@ class _StepCollector(ModuleVisitor):
     def __init__(self, owner: ModuleOptimizer, grads: dict[ParamId, Tensor]) -> None:
         self._owner = owner
         self._grads = grads
+        self._autodiff: dict[Device, bool] = {}  # per device: whether its backend is an autodiff one
         self.entries: list[_Entry] = []
 
     def visit_float_with_path(self, path: Sequence[str], param: Param) -> None:
@@ -325,9 +326,12 @@ class _StepCollector(ModuleVisitor):
             return  # no gradient, or a parameter shared by two fields and collected already
         where = ".".join(path) or "<root>"
         value = param.val()
-        autodiff = isinstance(value.device.backend, AutodiffBackend)
+        device = value.device
+        autodiff = self._autodiff.get(device)
+        if autodiff is None:
+            autodiff = self._autodiff[device] = isinstance(device.backend, AutodiffBackend)
         tensor = value.inner() if autodiff else value
-        if grad.shape != tensor.shape or grad.dtype != tensor.dtype:
+        if grad.primitive.shape != tensor.primitive.shape or grad.dtype != tensor.dtype:
             raise ValueError(
                 f"ModuleOptimizer.step: the gradient of {where} is {grad.dims()} {grad.dtype}, "
                 f"the parameter {tensor.dims()} {tensor.dtype}"
@@ -341,7 +345,7 @@ class _StepCollector(ModuleVisitor):
             state = self._state(param.id, tensor)
         except ValueError as error:
             raise ValueError(f"ModuleOptimizer.step: parameter {where}: {error}") from None
-        self.entries.append(_Entry(param, where, tensor, grad, state, value.device if autodiff else None))
+        self.entries.append(_Entry(param, where, tensor, grad, state, device if autodiff else None))
 
     def _state(self, id: ParamId, tensor: Tensor) -> OptimizerState | None:
         """The stored state of parameter ``id`` on ``tensor``'s device and dtype."""
