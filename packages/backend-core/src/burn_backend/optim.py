@@ -125,6 +125,7 @@ def _step(
     moments_2: list[Tensor | None],
     options: AdamOptions,
 ) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
+    """The backend's ``float_adam_step`` of checked values, its results as Tensors of their devices."""
     backend = first.device.backend
     new_tensors, new_moments_1, new_moments_2 = backend.float_adam_step(
         [t.primitive for t in tensors],
