@@ -183,7 +183,7 @@ def test_delegates_handle_each_argument_as_its_annotation_says() -> None:
         _UNWRAP, _UNWRAP, _DEVICE, _SEQUENCE, _SEQUENCE,
     ]  # fmt: skip
     assert [_role(a) for a in ("int", "Shape", "DType", "ConvOptions", "tuple[int, int]")] == [_PASS] * 5
-    assert [_role(a) for a in ("list[P]", "dict[str, P]", "Any", "", "Device | None")] == [_WALK] * 5
+    assert [_role(a) for a in ("list[P]", "dict[str, P]", "Any", "", "Device | None", int)] == [_WALK] * 6
     backend = Boxing(NdArray())
     device = backend.device()
     drawn = backend.float_random((2, 3), Distribution.default(), device, DType.F32)  # shape, device

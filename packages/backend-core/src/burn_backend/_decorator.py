@@ -233,11 +233,12 @@ _NAMES_A_VALUE = re.compile(r"\b(P|Device|Any)\b")
 
 
 def _role(annotation: Any) -> int:
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-    role = _ROLES.get(text)
+    if not isinstance(annotation, str):  # the interface's annotations are strings; anything else is walked
+        return _WALK
+    role = _ROLES.get(annotation)
     if role is not None:
         return role
-    return _WALK if not text or _NAMES_A_VALUE.search(text) else _PASS
+    return _WALK if not annotation or _NAMES_A_VALUE.search(annotation) else _PASS
 
 
 def _delegate(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
