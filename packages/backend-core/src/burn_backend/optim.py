@@ -61,16 +61,16 @@ def adam_step(
     if not count:
         return [], [], []
     first = tensors[0]
-    if _fit(tensors, grads, moments_1, moments_2):
-        return _step(first, tensors, grads, moments_1, moments_2, options)
-    device, dtype = first.device, first.dtype
+    _check_float("tensor", 0, first)
+    device, dtype = first._device, first.dtype
     for i, tensor in enumerate(tensors):
-        _check_float(f"tensor {i}", tensor)
-        if tensor.device != device or tensor.dtype is not dtype:
+        _check_float("tensor", i, tensor)
+        if tensor.dtype is not dtype or (tensor._device is not device and tensor._device != device):
             raise ValueError(
                 f"adam_step: every tensor must be on one device with one dtype; tensor 0 is "
                 f"{first.dtype} on {first.device}, tensor {i} {tensor.dtype} on {tensor.device}"
             )
+        shape = tensor._primitive.shape
         for what, value in (
             ("gradient", grads[i]),
             ("first moment", moments_1[i]),
@@ -78,54 +78,17 @@ def adam_step(
         ):
             if value is None and what != "gradient":
                 continue
-            _check_float(f"{what} {i}", value)
+            _check_float(what, i, value)
             assert value is not None
             if (
-                value.primitive.shape != tensor.primitive.shape
+                value._primitive.shape != shape
                 or value.dtype is not dtype
-                or value.device != device
+                or (value._device is not device and value._device != device)
             ):
                 raise ValueError(
                     f"adam_step: the {what} of tensor {i} is {value.dims()} {value.dtype} on {value.device}; "
                     f"the tensor is {tensor.dims()} {tensor.dtype} on {tensor.device}"
                 )
-    return _step(first, tensors, grads, moments_1, moments_2, options)  # devices equal, not identical
-
-
-def _fit(
-    tensors: list[Tensor], grads: list[Tensor], moments_1: list[Tensor | None], moments_2: list[Tensor | None]
-) -> bool:
-    """Whether every value is a Float tensor of the first tensor's device (the same object) and dtype and
-    of its tensor's shape: an optimizer's every step, in one pass of identity checks. Where this fails,
-    ``adam_step``'s checks name what differs (or find devices equal but not identical)."""
-    first = tensors[0]
-    if not isinstance(first, Tensor) or first.kind is not Kind.FLOAT:
-        return False
-    device, dtype = first._device, first.dtype
-    for tensor, grad, moment_1, moment_2 in zip(tensors, grads, moments_1, moments_2):
-        shape = tensor._primitive.shape if isinstance(tensor, Tensor) else None
-        for value in (tensor, grad, moment_1, moment_2):
-            if value is None and value is not grad:
-                continue
-            if (
-                not isinstance(value, Tensor)
-                or value._device is not device
-                or value.dtype is not dtype
-                or value._primitive.shape != shape
-            ):
-                return False
-    return True
-
-
-def _step(
-    first: Tensor,
-    tensors: list[Tensor],
-    grads: list[Tensor],
-    moments_1: list[Tensor | None],
-    moments_2: list[Tensor | None],
-    options: AdamOptions,
-) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
-    """The backend's ``float_adam_step`` of checked values, its results as Tensors of their devices."""
     backend = first.device.backend
     new_tensors, new_moments_1, new_moments_2 = backend.float_adam_step(
         [t.primitive for t in tensors],
@@ -141,7 +104,8 @@ def _step(
     )
 
 
-def _check_float(what: str, value: object) -> None:
+def _check_float(what: str, index: int, value: object) -> None:
+    # the message is built only on failure: an optimizer checks every value at every step
     if not isinstance(value, Tensor) or value.kind is not Kind.FLOAT:
         got = f"a {value.dtype} tensor" if isinstance(value, Tensor) else type(value).__name__
-        raise TypeError(f"adam_step: {what} must be a Float tensor, got {got}")
+        raise TypeError(f"adam_step: {what} {index} must be a Float tensor, got {got}")

@@ -125,21 +125,17 @@ class _GradientsCollector(ModuleVisitor):
         self._grads = grads
         self._into = into
         self._only = only
-        self._autodiff: set[Device] = set()  # the devices seen with an autodiff backend
 
     def visit_float_with_path(self, path: Sequence[str], param: Param) -> None:
         if self._only is not None and param.id not in self._only:
             return
         if not param.is_initialized:
             return  # a parameter never computed took no part in any graph
-        device = param.device
-        if device not in self._autodiff:
-            if not isinstance(device.backend, AutodiffBackend):
-                raise TypeError(
-                    f"GradientsParams: parameter {'.'.join(path) or '<root>'} is on {device}, which has "
-                    "no autodiff; train the module on an Autodiff(...) device"
-                )
-            self._autodiff.add(device)
+        if not isinstance(param.device.backend, AutodiffBackend):
+            raise TypeError(
+                f"GradientsParams: parameter {'.'.join(path) or '<root>'} is on {param.device}, which has "
+                "no autodiff; train the module on an Autodiff(...) device"
+            )
         gradient = param.val().grad_remove(self._grads)
         if gradient is not None:
             self._into.register(param.id, gradient)

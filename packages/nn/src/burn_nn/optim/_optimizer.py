@@ -317,7 +317,6 @@ class _StepCollector(ModuleVisitor):
     def __init__(self, owner: ModuleOptimizer, grads: dict[ParamId, Tensor]) -> None:
         self._owner = owner
         self._grads = grads
-        self._autodiff: dict[Device, bool] = {}  # per device: whether its backend is an autodiff one
         self.entries: list[_Entry] = []
 
     def visit_float_with_path(self, path: Sequence[str], param: Param) -> None:
@@ -327,9 +326,7 @@ class _StepCollector(ModuleVisitor):
         where = ".".join(path) or "<root>"
         value = param.val()
         device = value.device
-        autodiff = self._autodiff.get(device)
-        if autodiff is None:
-            autodiff = self._autodiff[device] = isinstance(device.backend, AutodiffBackend)
+        autodiff = isinstance(device.backend, AutodiffBackend)
         tensor = value.inner() if autodiff else value
         if grad.primitive.shape != tensor.primitive.shape or grad.dtype != tensor.dtype:
             raise ValueError(
