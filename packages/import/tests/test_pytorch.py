@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from burn_backend import Tensor, default_device
+from burn_backend import Device, Tensor, default_device
 from burn_import import LoadError
 from burn_import.pytorch import PyTorchReadError, load_pytorch, read_pytorch
 from burn_nn import (
@@ -133,11 +133,11 @@ def _trained_torch_net() -> Any:
     return net.eval()
 
 
-def test_adapters_reproduce_pytorch_outputs(tmp_path: Path) -> None:
+def test_adapters_reproduce_pytorch_outputs(tmp_path: Path, eval_device: Device) -> None:
     net = _trained_torch_net()
     path = tmp_path / "net.pt"
     torch.save({"state_dict": net.state_dict(), "epoch": 3}, path)
-    device = default_device()
+    device = eval_device
     result = load_pytorch(path, _Net(device), top_level_key="state_dict")
     assert result.missing == []
     assert result.unused == ["norm.num_batches_tracked"]

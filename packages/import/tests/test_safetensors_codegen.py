@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from burn_backend import Tensor, default_device
+from burn_backend import Device, Tensor, default_device
 from burn_import.safetensors import (
     SafetensorsError,
     load_safetensors,
@@ -150,10 +150,11 @@ class _TorchRecurrent(torch.nn.Module):  # type: ignore[misc]
         self.attention = torch.nn.MultiheadAttention(6, 2, batch_first=True)
 
 
-def _run_recurrent(ours: _Recurrent, x: np.ndarray[Any, Any], q: np.ndarray[Any, Any]) -> list[Any]:
+def _run_recurrent(
+    ours: _Recurrent, x: np.ndarray[Any, Any], q: np.ndarray[Any, Any], device: Device
+) -> list[Any]:
     from burn_nn import MhaInput
 
-    device = default_device()
     h = Tensor.from_numpy(x, device)
     for layer in ours.lstm:
         h = layer(h)[0]
@@ -177,11 +178,11 @@ def _run_torch_recurrent(net: Any, x: np.ndarray[Any, Any], q: np.ndarray[Any, A
         ]
 
 
-def test_multi_layer_rnns_and_attention_both_ways(tmp_path: Path) -> None:
+def test_multi_layer_rnns_and_attention_both_ways(tmp_path: Path, eval_device: Device) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 5, 3)).astype(np.float32)
     q = rng.standard_normal((2, 4, 6)).astype(np.float32)
-    device = default_device()
+    device = eval_device
     torch.manual_seed(0)
     net = _TorchRecurrent().eval()
     path = tmp_path / "rnn.pt"
@@ -191,7 +192,7 @@ def test_multi_layer_rnns_and_attention_both_ways(tmp_path: Path) -> None:
     result = load_pytorch(path, _Recurrent(device), strict=True)
     assert result.unused == []
     assert result.missing == []
-    for ours, theirs in zip(_run_recurrent(result.module, x, q), _run_torch_recurrent(net, x, q)):
+    for ours, theirs in zip(_run_recurrent(result.module, x, q, device), _run_torch_recurrent(net, x, q)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
     # back: a module saved here loads into the PyTorch module with load_state_dict (strict)
     mine = _Recurrent(device)
@@ -200,7 +201,7 @@ def test_multi_layer_rnns_and_attention_both_ways(tmp_path: Path) -> None:
 
     fresh = _TorchRecurrent().eval()
     fresh.load_state_dict(load_file(str(saved)), strict=True)
-    for ours, theirs in zip(_run_recurrent(mine, x, q), _run_torch_recurrent(fresh, x, q)):
+    for ours, theirs in zip(_run_recurrent(mine, x, q, device), _run_torch_recurrent(fresh, x, q)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
     # a third layer PyTorch has and we do not is reported unused, not dropped silently
     torch.save(torch.nn.GRU(3, 5, num_layers=3).state_dict(), path)

@@ -174,6 +174,28 @@ def test_a_transaction_reads_tensors_of_every_inner_backend_in_order() -> None:
     assert [r.tolist() for r in read] == [[1.0, 2.0], [3, 4], [5.0], [True]]
 
 
+@pytest.mark.parametrize("stack", ["plain", "autodiff"])
+def test_tensors_of_two_equal_routers_meet_as_their_devices_compare_equal(stack: str) -> None:
+    # two instances of one stack (a model made on BURN_DEVICE's router, data on one built by hand):
+    # their devices are equal, so ops, moves and reads take tensors of both, as every backend's do
+    def make() -> Backend:
+        router = Router(NdArray(), NdArray())
+        return Autodiff(router) if stack == "autodiff" else router
+
+    first, second = make(), make()
+    assert first is not second
+    assert first.device(1) == second.device(1)
+    a = Tensor.from_data([1.0, 2.0], first.device(1))
+    b = Tensor.from_data([3.0, 5.0], second.device(1))
+    np.testing.assert_array_equal((a * b + a).to_numpy(), [4.0, 12.0])
+    np.testing.assert_array_equal(Tensor.cat([a, b], 0).to_numpy(), [1.0, 2.0, 3.0, 5.0])
+    np.testing.assert_array_equal(b.to_device(first.device(1)).add(a).to_numpy(), [4.0, 7.0])
+    read = Transaction().register(a).register(b).execute()
+    assert [r.tolist() for r in read] == [[1.0, 2.0], [3.0, 5.0]]
+    with pytest.raises(ValueError, match="different devices"):
+        a + Tensor.from_data([1.0, 1.0], second.device(0))
+
+
 # -- gradients ---------------------------------------------------------------------------------------
 def test_gradients_flow_across_a_move_between_inner_backends() -> None:
     # a model split across two backends: the first layer on one, the second on the other

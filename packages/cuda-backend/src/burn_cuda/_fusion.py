@@ -68,9 +68,19 @@ __device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
 __device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }
 """
 """``burn_erfinv``, CUDA's ``erfinvf`` and ``erfinv`` as one overloaded name (the op table's ``erfinv``)."""
+FLOAT_MOD = """
+template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
+    T r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r == 0 ? copysign((T)0, b) : r;
+}
+"""
+"""``burn_mod``, NumPy's remainder of floats (the op table's ``mod``): a zero result takes the divisor's
+sign, and a finite dividend over an infinite divisor of the other sign gives that infinity."""
 _PRELUDE = (
-    r"""
-#include <cuda_fp16.h>
+    "#include <cuda_fp16.h>\n"
+    + FLOAT_MOD
+    + r"""
 template <typename T> __device__ __forceinline__ T burn_min(T a, T b) {
     return a != a ? a : (b != b ? b : (b < a ? b : a));
 }
@@ -80,11 +90,6 @@ template <typename T> __device__ __forceinline__ T burn_max(T a, T b) {
 template <typename T> __device__ __forceinline__ T burn_abs(T a) { return a < 0 ? -a : (a == 0 ? (T)0 : a); }
 template <typename T> __device__ __forceinline__ T burn_sign(T a) {
     return a != a ? a : (a > 0 ? (T)1 : (a < 0 ? (T)-1 : (T)0));
-}
-template <typename T> __device__ __forceinline__ T burn_mod(T a, T b) {
-    T r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r == 0 ? copysign((T)0, b) : r;
 }
 template <typename T> __device__ __forceinline__ T burn_where(bool c, T a, T b) { return c ? a : b; }
 // ints: NumPy's (and CuPy's) floored division and remainder, 0 for a zero divisor

@@ -89,6 +89,7 @@ _ERF = {
     DType.F32: {"erf": "_k.erf32", "erfc": "_k.erfc32", "erfinv": "_k.erfinv32"},
     DType.F64: {"erf": "_k.erf64", "erfc": "_k.erfc64"},
 }
+_FLOAT_FUNCTIONS = {"mod": "_k.float_mod"}  # numba's np.mod loses the sign of a zero remainder
 
 Kernels = tuple[Callable[..., None], Callable[..., None]]  # (serial, parallel)
 _lock = threading.Lock()
@@ -122,6 +123,8 @@ def _render(step: ElementwiseStep, values: Sequence[TensorSpec], scalars: Sequen
     entry = step.entry
     dtype = values[step.args[0]].dtype
     functions = {**_FUNCTIONS, **_ERF.get(dtype, {})}
+    if entry.kind is Kind.FLOAT:
+        functions.update(_FLOAT_FUNCTIONS)
     literal = _float_literal(dtype.numpy.name) if entry.kind is Kind.FLOAT else _int_literal
     return entry.render([f"v{ref}" for ref in step.args] + list(scalars), functions, literal)
 

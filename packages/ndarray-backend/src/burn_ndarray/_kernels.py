@@ -107,6 +107,14 @@ def erfc64(x: Any) -> Any:
 
 
 @njit(cache=True, error_model="numpy")
+def float_mod(a: Any, b: Any) -> Any:
+    """NumPy's remainder of two float scalars: numba's ``np.mod`` gives +0 where NumPy gives a zero of
+    the divisor's sign (``copysign`` keeps the operands' type, so a chain stays in f32)."""
+    r = np.mod(a, b)
+    return np.copysign(r, b) if r == 0 else r
+
+
+@njit(cache=True, error_model="numpy")
 def where(condition: Any, a: Any, b: Any) -> Any:
     """``a`` if ``condition`` else ``b``."""
     return a if condition else b

@@ -50,6 +50,11 @@ class Route:
     def __repr__(self) -> str:
         return f"Route({self.backend!r}, position={self.position}, offset={self.offset})"
 
+    def joins(self, other: Route) -> bool:
+        """Whether tensors of ``other`` may meet tensors of this route in one op: the same route, or the
+        same position of an equal router (two instances of one stack, whose devices compare equal)."""
+        return self is other or (self.position == other.position and self.router == other.router)
+
 
 class Routed:
     """A router primitive: the inner backend's primitive and the route it lives on.
@@ -115,14 +120,14 @@ def _routed(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
             if kind is Routed:
                 if route is None:
                     route = arg.route
-                elif arg.route is not route:
+                elif arg.route is not route and not route.joins(arg.route):
                     raise self._mixed(name, route, arg.route)
                 inner.append(arg.primitive)
             elif kind is Device:
                 found, device = self.route_of(arg)
                 if route is None:
                     route = found
-                elif found is not route:
+                elif found is not route and not route.joins(found):
                     raise self._mixed(name, route, found)
                 inner.append(device)
             elif kind is list or kind is tuple:
@@ -131,7 +136,7 @@ def _routed(name: str, interface: Callable[..., Any]) -> Callable[..., Any]:
                     if type(item) is Routed:
                         if route is None:
                             route = item.route
-                        elif item.route is not route:
+                        elif item.route is not route and not route.joins(item.route):
                             raise self._mixed(name, route, item.route)
                         items.append(item.primitive)
                     else:
@@ -349,7 +354,9 @@ class Router(BackendDecorator):
         groups = (list(floats), list(ints), list(bools))
         reads = []
         for route in self.routes:
-            picked = [[(i, t.primitive) for i, t in enumerate(group) if t.route is route] for group in groups]
+            picked = [
+                [(i, t.primitive) for i, t in enumerate(group) if route.joins(t.route)] for group in groups
+            ]
             if any(picked):
                 reads.append(
                     (picked, route.backend.tr_execute_async(*([p for _, p in part] for part in picked)))
@@ -392,7 +399,7 @@ class Router(BackendDecorator):
     def _to_device(self, kind: str, tensor: Routed, device: Device) -> Routed:
         route, inner = self.route_of(device)
         source = tensor.route
-        if route is source:
+        if route.joins(source):
             return Routed(route, getattr(route.backend, f"{kind}_to_device")(tensor.primitive, inner))
         moved = None
         if hasattr(tensor.primitive, "__dlpack__"):
@@ -482,7 +489,7 @@ class AutodiffRouter(Router, AutodiffBackend):
 
     def _to_device(self, kind: str, tensor: Routed, device: Device) -> Routed:
         target, _ = self.route_of(device)
-        moves = target is not tensor.route and kind == "float"
+        moves = not target.joins(tensor.route) and kind == "float"
         if moves and _autodiff(tensor.route).float_is_require_grad(tensor.primitive):
             raise ValueError(
                 f"to_device: the tensor is part of a graph on {tensor.route.backend.stack_name}, and "

@@ -14,7 +14,7 @@ from burn_backend import AdamOptions, OptimizerOps
 from burn_backend.array import ArrayFloatOps, in_f32
 
 from .._cupy import cp
-from .._fusion import ERFINV
+from .._fusion import ERFINV, FLOAT_MOD
 from . import _elementwise, _optim
 
 Array = Any
@@ -49,6 +49,15 @@ def _erfinv() -> Any:
     return cp.ElementwiseKernel("T x", "T y", "y = burn_erfinv(x)", "burn_cuda_erfinv", preamble=ERFINV)
 
 
+@functools.cache
+def _remainder() -> Any:
+    """The element-wise kernel of NumPy's float remainder (f32 and f64). CuPy's ``remainder`` computes
+    ``a - b * floor(a / b)``: NaN for an infinite divisor, and +0 where NumPy gives -0."""
+    return cp.ElementwiseKernel(
+        "T a, T b", "T r", "r = burn_mod(a, b)", "burn_cuda_remainder", preamble=FLOAT_MOD
+    )
+
+
 class FloatOps(ArrayFloatOps):
     """The float ops Cuda does its own way."""
 
@@ -68,6 +77,15 @@ class FloatOps(ArrayFloatOps):
     @in_f32
     def float_sign(self, tensor: Array) -> Array:
         return cp.where(cp.isnan(tensor), tensor, cp.sign(tensor))  # CuPy's sign of NaN is 0
+
+    def float_remainder(self, lhs: Array, rhs: Array) -> Array:
+        runtime = self.runtime
+        return runtime.narrow(_remainder()(runtime.widen(lhs), runtime.widen(rhs)), lhs.dtype)
+
+    def float_remainder_scalar(self, lhs: Array, rhs: float) -> Array:
+        runtime = self.runtime
+        wide = runtime.widen(lhs)
+        return runtime.narrow(_remainder()(wide, wide.dtype.type(rhs)), lhs.dtype)
 
     def float_erf(self, tensor: Array) -> Array:
         # CUDA's erf in one kernel (f16 and bf16 in f32), rather than the shared series in f64

@@ -153,6 +153,40 @@ def test_remainder_by_a_scalar(
     check(make(a, device).remainder(divisor), expected, dtype)
 
 
+# NumPy's (and Python's) remainder where it is not a plain fmod: a zero result takes the divisor's sign,
+# a finite dividend over an infinite divisor of the other sign is that infinity, NaN for an infinite
+# dividend, a zero divisor or a NaN operand (the cases of ONNX's Mod node test with fmod=0)
+REMAINDER_EDGES = (
+    [0.0, -0.0, 0.0, -0.0, -3.0, 3.0, -1.0, 1.0, np.inf, -np.inf, 1.0, 1.0, np.nan, 1.0],
+    [-2.0, 2.0, 2.0, -2.0, np.inf, np.inf, -np.inf, -np.inf, 2.0, 2.0, 0.0, -0.0, 2.0, np.nan],
+)
+
+
+def _same_values_and_signs(result: Tensor, expected: np.ndarray[Any, Any], dtype: DType) -> None:
+    """``result`` equals ``expected`` exactly, NaN where it is NaN, zeros of the same sign."""
+    assert result.dtype == dtype, f"dtype {result.dtype}, expected {dtype}"
+    got = values(result).astype(np.float64)
+    np.testing.assert_array_equal(got, expected)
+    zeros = expected == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(expected[zeros]), "signs of zeros")
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_remainder_edge_cases(device: Device, dtype: DType) -> None:
+    require_dtype(device, dtype)
+    a, b = (np.asarray(v, np.float64) for v in REMAINDER_EDGES)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.mod(a, b)
+    lhs, rhs = make(a, device, dtype), make(b, device, dtype)
+    _same_values_and_signs(lhs % rhs, expected, dtype)
+    for _ in range(3):  # the chain run often enough to be fused where the backend fuses
+        _same_values_and_signs((lhs % rhs) * 1.0, expected, dtype)
+    for divisor in (np.inf, -np.inf, -2.0, 0.0):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_scalar = np.mod(a, divisor)
+        _same_values_and_signs(lhs.remainder_scalar(divisor), by_scalar, dtype)
+
+
 def test_remainder_examples(device: Device) -> None:
     a = Tensor.from_data([5.5, -5.5, 5.5, -5.5, 4.0], device, DType.F32)
     b = Tensor.from_data([2.0, 2.0, -2.0, -2.0, 2.0], device, DType.F32)
