@@ -95,11 +95,14 @@ def test_started_all_reduces_keep_their_order_with_direct_calls() -> None:
 
 def test_a_started_all_reduce_hands_its_error_to_the_future() -> None:
     def body(group: ProcessGroup) -> Any:
-        future = group.all_reduce_async(Tensor.from_data([0.0] * (1 + group.rank)), ReduceOperation.SUM)
+        device = NdArray().device()  # the sockets' transport (a GPU default would take NCCL)
+        future = group.all_reduce_async(
+            Tensor.from_data([0.0] * (1 + group.rank), device), ReduceOperation.SUM
+        )
         with pytest.raises(ValueError, match="rank 1 sent"):
             future.result()
         with pytest.raises(TypeError, match="all_reduce_async: expected a Float tensor"):
-            group.all_reduce_async(Tensor.from_data([1, 2]), ReduceOperation.SUM)
+            group.all_reduce_async(Tensor.from_data([1, 2], device), ReduceOperation.SUM)
         return True
 
     assert in_ranks(2, body) == [True, True]

@@ -139,7 +139,12 @@ def test_replayed_learner_steps_equal_eager_ones_on_the_gpu(tmp_path: Path) -> N
     reason = unavailable_reason()
     if reason is not None:
         pytest.skip(f"needs an NVIDIA GPU through CuPy: {reason}")
-    _, _, (train_step, _) = _recorded_against_eager(tmp_path, lambda: Autodiff(Fusion(cuda.Cuda())).device(0))
+    # chains fused from their first run, as above; a Fusion layer of its own for each run, whose settings
+    # differ from the default stack's (BURN_DEVICE=autodiff-fusion-cuda): a batch on a device equal to
+    # the run's stays there, and the runs would share that device's Fusion layer and its compile counts
+    _, _, (train_step, _) = _recorded_against_eager(
+        tmp_path, lambda: Autodiff(Fusion(cuda.Cuda(), compile_after=1)).device(0)
+    )
     assert train_step.stats["captured"] == 2, train_step.stats
 
 
