@@ -65,12 +65,18 @@ def full(backend: Any, prefix: str, shape: Sequence[int], value: Any, device: An
 
 
 def clamp_min(backend: Any, prefix: str, tensor: P, minimum: Any) -> P:
+    if (
+        minimum != minimum
+    ):  # a NaN bound: every value NaN, as the larger of x and NaN is (no comparison is true)
+        return op(backend, prefix, "add_scalar")(tensor, minimum)
     return op(backend, prefix, "mask_fill")(
         tensor, op(backend, prefix, "lower_elem")(tensor, minimum), minimum
     )
 
 
 def clamp_max(backend: Any, prefix: str, tensor: P, maximum: Any) -> P:
+    if maximum != maximum:  # a NaN bound, as in clamp_min
+        return op(backend, prefix, "add_scalar")(tensor, maximum)
     return op(backend, prefix, "mask_fill")(
         tensor, op(backend, prefix, "greater_elem")(tensor, maximum), maximum
     )

@@ -45,10 +45,11 @@ class ActivationOps:
     def relu_backward(self, output: P, grad: P) -> P:
         """The gradient of ``relu`` given its ``output``: ``grad`` where ``output > 0``, else 0.
 
-        Default: ``grad`` with the positions where ``output <= 0`` filled with 0.
+        Default: ``grad`` with the positions where ``output > 0`` does not hold (a NaN output too)
+        filled with 0.
         """
         b: Any = self
-        return b.float_mask_fill(grad, b.float_lower_equal_elem(output, 0.0), 0.0)
+        return b.float_mask_fill(grad, b.bool_not(b.float_greater_elem(output, 0.0)), 0.0)
 
     def leaky_relu(self, tensor: P, negative_slope: float) -> P:
         """``x`` where ``x >= 0``, else ``negative_slope * x``.

@@ -43,11 +43,12 @@ class ArrayActivationOps(ActivationOps):
 
     def leaky_relu(self, tensor: Array, negative_slope: float) -> Array:
         x = self.runtime.widen(tensor)
-        # the larger of x and slope * x is x for x >= 0 exactly when slope <= 1 (any sign), else the
-        # smaller is; both are exact, and NaN stays NaN
-        pick = self.xp.maximum if negative_slope <= 1.0 else self.xp.minimum
+        xp = self.xp
+        # a pick, not the larger of x and slope * x: with a zero slope, inf * 0 is NaN; NaN stays NaN
         with self.runtime.quiet():
-            return self.runtime.narrow(pick(x, x * negative_slope), tensor.dtype)
+            return self.runtime.narrow(
+                xp.where(xp.greater_equal(x, 0), x, xp.multiply(x, negative_slope)), tensor.dtype
+            )
 
     def prelu(self, tensor: Array, alpha: Array) -> Array:
         xp, runtime = self.xp, self.runtime

@@ -342,6 +342,10 @@ class ArrayFloatOps(FloatTensorOps):
         with self.runtime.quiet():
             if exponent == 2.0:
                 return tensor * tensor  # exact, and cheaper than pow
+            if exponent == 0.5:
+                # a square root, as NumPy's and PyTorch's pow take it (NaN for -inf, where C's pow and
+                # NumPy's f16 give +inf), and cheaper
+                return self.xp.sqrt(tensor)
             return self.xp.pow(tensor, _scalar(tensor, exponent))
 
     @in_f32

@@ -170,3 +170,57 @@ def test_compile_hook_blocks_compute_the_composed_references(
         assert tensor.dims() == list(spec.shape)
     for primitive, value in zip(primitives, inputs):  # inputs untouched
         np.testing.assert_array_equal(values(Tensor.from_primitive(primitive, device)), value)
+
+
+# -- IEEE special values --------------------------------------------------------------------------
+# infinities and NaN (and zeros of both signs), with a few ordinary values (a tie, a negative
+# non-integer): where array libraries differ most (CuPy's remainder gave NaN for an infinite divisor)
+SPECIAL_VALUES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, np.inf, -np.inf, np.nan])
+FLOAT_CASES = [(name, dtype) for name, dtype in CASES if ELEMENTWISE_OPS[name].kind is Kind.FLOAT]
+
+
+def special_operands(op: ElementwiseOp, dtype: DType) -> list[list[Any]]:
+    """Operand lists of ``op`` on special values: every pair for a binary op (a column and a row where
+    it broadcasts), every value for a unary one; one list per special scalar its scalars take (all of
+    them that value; the integral finite ones for an int scalar)."""
+    values = SPECIAL_VALUES.astype(dtype.numpy)
+    if op.arity == 1:
+        tensors = [values]
+    elif op.broadcasts:
+        tensors = [values.reshape(-1, 1), values.reshape(1, -1)]
+    else:
+        tensors = [*np.meshgrid(values, values, indexing="ij")]
+    types = scalar_types(op)
+    if not types:
+        return [tensors]
+    lists = []
+    for value in SPECIAL_VALUES:
+        if int in types and not (np.isfinite(value) and value == int(value)):
+            continue
+        lists.append(tensors + [kind(value) for kind in types])
+    return lists
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"), FLOAT_CASES, ids=[f"{name}-{dtype}" for name, dtype in FLOAT_CASES]
+)
+def test_backend_computes_the_reference_at_special_values(device: Device, name: str, dtype: DType) -> None:
+    require_dtype(device, dtype)
+    op = ELEMENTWISE_OPS[name]
+    for inputs in special_operands(op, dtype):
+        arguments = [make(value, device).primitive for value in inputs[: op.arity]] + inputs[op.arity :]
+        result = Tensor.from_primitive(getattr(device.backend, name)(*arguments), device)
+        with np.errstate(all="ignore"):
+            expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
+        if op.bool_result:
+            check(result, expected, DType.BOOL)
+            continue
+        where = f"{name}{tuple(inputs[op.arity :]) if op.scalars else ''}"
+        expected = expected.astype(dtype.numpy).astype(np.float64)  # rounded (and overflowed) as stored
+        got = values(result).astype(np.float64)
+        assert got.shape == expected.shape, where
+        nan = np.isnan(expected)
+        np.testing.assert_array_equal(np.isnan(got), nan, f"{where}: where NaN is")
+        infinite = np.isinf(expected)
+        np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
+        check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
