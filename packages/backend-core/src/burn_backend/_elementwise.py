@@ -319,9 +319,11 @@ def _op(
     broadcasts: bool = True,
     domain: Range | tuple[Range, ...] | None = None,
     tol: float = 1.0,
+    scalar_expression: str | None = None,
 ) -> None:
     """Declare ``name`` (its ``scalars`` last operands numbers); with ``scalar``, also its scalar form
-    (the last operand a number), named with ``_elem`` for comparisons and ``_scalar`` otherwise."""
+    (the last operand a number), named with ``_elem`` for comparisons and ``_scalar`` otherwise, whose
+    expression is ``scalar_expression`` where given."""
     kind = _kind(name)
     operands = len({f"{{{i}}}" for i in range(8) if f"{{{i}}}" in expression})
     if domain is None:
@@ -340,6 +342,8 @@ def _op(
     scalar_form = f"{name}_elem" if scalar and bool_result else f"{name}_scalar" if scalar else None
     _table[name] = ElementwiseOp(name, arity=arity, scalars=scalars, scalar_form=scalar_form, **common)
     if scalar_form is not None:
+        if scalar_expression is not None:
+            common["expression"] = scalar_expression
         _table[scalar_form] = ElementwiseOp(
             scalar_form, arity=arity - 1, scalars=scalars + 1, tensor_form=name, **common
         )
@@ -398,7 +402,12 @@ _op("float_sub", "{0} - {1}", np.subtract, scalar=True)
 _op("float_mul", "{0} * {1}", np.multiply, scalar=True)
 _op("float_div", "{0} / {1}", np.divide, scalar=True, domain=_DIVISOR)
 _op("float_remainder", "mod({0}, {1})", np.mod, scalar=True, domain=((-6, 6), (0.5, 2)))
-_op("float_powf", "pow({0}, {1})", np.power, scalar=True, domain=_POWER, tol=2)
+# a number exponent of 0.5 takes a square root, as NumPy's and PyTorch's pow do (NaN for -inf, -0 for -0,
+# where C's pow gives +inf and +0); an exponent tensor takes pow everywhere, as theirs do
+_op(
+    "float_powf", "pow({0}, {1})", np.power, scalar=True, domain=_POWER, tol=2,
+    scalar_expression="where({1} == 0.5, sqrt({0}), pow({0}, {1}))",
+)  # fmt: skip
 _op("float_powi_scalar", "pow({0}, {1})", np.power, scalars=1, domain=((0.5, 2), (-2, 3)), tol=2)
 _op("float_atan2", "atan2({0}, {1})", np.arctan2, domain=_DIVISOR, tol=2)
 _op("float_hypot", "hypot({0}, {1})", np.hypot, tol=2)

@@ -215,6 +215,8 @@ class ArrayFloatOps(FloatTensorOps):
 
     @in_f32
     def float_clamp(self, tensor: Array, minimum: float, maximum: float) -> Array:
+        if minimum != minimum or maximum != maximum:  # a NaN bound: all NaN, as NumPy's clip (not CuPy's)
+            return self.xp.full_like(tensor, math.nan)
         return _bounded(self, self.xp.clip, tensor, minimum, maximum)
 
     @in_f32

@@ -224,3 +224,37 @@ def test_backend_computes_the_reference_at_special_values(device: Device, name: 
         infinite = np.isinf(expected)
         np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
         check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"), FLOAT_CASES, ids=[f"{name}-{dtype}" for name, dtype in FLOAT_CASES]
+)
+def test_compiled_blocks_compute_the_reference_at_special_values(
+    device: Device, name: str, dtype: DType
+) -> None:
+    # a block of the one op, through the backend's compiler where it has one: a fused chain must give
+    # what the op alone gives, NaN and infinities included
+    require_dtype(device, dtype)
+    op = ELEMENTWISE_OPS[name]
+    for inputs in special_operands(op, dtype):
+        tensors, scalars = inputs[: op.arity], tuple(inputs[op.arity :])
+        step = ElementwiseStep(name, tuple(range(op.arity)), scalars)
+        block = ElementwiseBlock(tuple(TensorSpec(dtype, t.shape) for t in tensors), (step,), (op.arity,))
+        plan = device.backend.compile_elementwise(block, device)
+        if plan is None:
+            return  # no compiler: blocks run op by op, as the test above checks
+        (output,) = resolved(plan([make(t, device).primitive for t in tensors], scalars))
+        result = Tensor.from_primitive(output, device)
+        with np.errstate(all="ignore"):
+            expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
+        if op.bool_result:
+            check(result, expected, DType.BOOL)
+            continue
+        where = f"{name}{scalars if op.scalars else ''}, compiled"
+        expected = expected.astype(dtype.numpy).astype(np.float64)
+        got = values(result).astype(np.float64)
+        nan = np.isnan(expected)
+        np.testing.assert_array_equal(np.isnan(got), nan, f"{where}: where NaN is")
+        infinite = np.isinf(expected)
+        np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
+        check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
