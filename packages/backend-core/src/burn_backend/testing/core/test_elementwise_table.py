@@ -201,6 +201,24 @@ def special_operands(op: ElementwiseOp, dtype: DType) -> list[list[Any]]:
     return lists
 
 
+def check_special(result: Tensor, op: ElementwiseOp, inputs: list[Any], dtype: DType, where: str) -> None:
+    """``result`` of ``op`` on ``inputs`` is its reference: NaN and infinities where it has them, the
+    other values within the dtype's tolerance."""
+    with np.errstate(all="ignore"):
+        expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
+    if op.bool_result:
+        check(result, expected, DType.BOOL)
+        return
+    expected = expected.astype(dtype.numpy).astype(np.float64)  # rounded (and overflowed) as stored
+    got = values(result).astype(np.float64)
+    assert got.shape == expected.shape, where
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(got), nan, f"{where}: where NaN is")
+    infinite = np.isinf(expected)
+    np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
+    check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
+
+
 @pytest.mark.parametrize(
     ("name", "dtype"), FLOAT_CASES, ids=[f"{name}-{dtype}" for name, dtype in FLOAT_CASES]
 )
@@ -210,20 +228,7 @@ def test_backend_computes_the_reference_at_special_values(device: Device, name: 
     for inputs in special_operands(op, dtype):
         arguments = [make(value, device).primitive for value in inputs[: op.arity]] + inputs[op.arity :]
         result = Tensor.from_primitive(getattr(device.backend, name)(*arguments), device)
-        with np.errstate(all="ignore"):
-            expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
-        if op.bool_result:
-            check(result, expected, DType.BOOL)
-            continue
-        where = f"{name}{tuple(inputs[op.arity :]) if op.scalars else ''}"
-        expected = expected.astype(dtype.numpy).astype(np.float64)  # rounded (and overflowed) as stored
-        got = values(result).astype(np.float64)
-        assert got.shape == expected.shape, where
-        nan = np.isnan(expected)
-        np.testing.assert_array_equal(np.isnan(got), nan, f"{where}: where NaN is")
-        infinite = np.isinf(expected)
-        np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
-        check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
+        check_special(result, op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}")
 
 
 @pytest.mark.parametrize(
@@ -244,17 +249,4 @@ def test_compiled_blocks_compute_the_reference_at_special_values(
         if plan is None:
             return  # no compiler: blocks run op by op, as the test above checks
         (output,) = resolved(plan([make(t, device).primitive for t in tensors], scalars))
-        result = Tensor.from_primitive(output, device)
-        with np.errstate(all="ignore"):
-            expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
-        if op.bool_result:
-            check(result, expected, DType.BOOL)
-            continue
-        where = f"{name}{scalars if op.scalars else ''}, compiled"
-        expected = expected.astype(dtype.numpy).astype(np.float64)
-        got = values(result).astype(np.float64)
-        nan = np.isnan(expected)
-        np.testing.assert_array_equal(np.isnan(got), nan, f"{where}: where NaN is")
-        infinite = np.isinf(expected)
-        np.testing.assert_array_equal(got[infinite], expected[infinite], f"{where}: the infinities")
-        check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
+        check_special(Tensor.from_primitive(output, device), op, inputs, dtype, f"{name}{scalars}, compiled")
