@@ -189,8 +189,9 @@ class ElementwiseOp:
 
         Args:
             operands: the code of each operand (atoms: names, ``a[i]``, ``x.x``).
-            functions: the generator's spelling of expression functions (``{"exp": "expf"}``); the
-                others keep their names.
+            functions: the generator's spelling of expression functions (``{"exp": "expf"}``), and of
+                binary operators it calls as functions (``{"<<": "shift_left"}``); the others keep
+                their names and operators.
             literal: the spelling of a number literal (``lambda v: f"{float(v)}f"`` for f32 C).
 
         Returns:
@@ -289,7 +290,14 @@ def _render(
     if isinstance(node, ast.UnaryOp):
         text = f"{_UNARY_OPERATORS[type(node.op)]}{sub(node.operand)}"
     elif isinstance(node, ast.BinOp):
-        text = f"{sub(node.left)} {_BINARY_OPERATORS[type(node.op)]} {sub(node.right)}"
+        symbol = _BINARY_OPERATORS[type(node.op)]
+        function = functions.get(symbol)
+        if function is not None:  # the generator spells this operator as a call
+            left, right = (
+                _render(arg, operands, functions, literal, top=True) for arg in (node.left, node.right)
+            )
+            return f"{function}({left}, {right})"
+        text = f"{sub(node.left)} {symbol} {sub(node.right)}"
     else:
         assert isinstance(node, ast.Compare)
         text = f"{sub(node.left)} {_COMPARISONS[type(node.ops[0])]} {sub(node.comparators[0])}"

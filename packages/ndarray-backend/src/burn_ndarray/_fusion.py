@@ -90,6 +90,12 @@ _ERF = {
     DType.F64: {"erf": "_k.erf64", "erfc": "_k.erfc64"},
 }
 _FLOAT_FUNCTIONS = {"mod": "_k.float_mod"}  # numba's np.mod loses the sign of a zero remainder
+# NumPy's int rules where numba's functions and the processor differ: the minimum over -1 (a division
+# traps on it), shift counts outside [0, 64), large unsigned signs, powers that overflow
+_INT_FUNCTIONS = {
+    "mod": "_k.int_mod", "floordiv": "_k.int_floordiv", "sign": "_k.int_sign", "pow": "_k.int_pow",
+    "<<": "_k.left_shift", ">>": "_k.right_shift",
+}  # fmt: skip
 
 Kernels = tuple[Callable[..., None], Callable[..., None]]  # (serial, parallel)
 _lock = threading.Lock()
@@ -123,8 +129,7 @@ def _render(step: ElementwiseStep, values: Sequence[TensorSpec], scalars: Sequen
     entry = step.entry
     dtype = values[step.args[0]].dtype
     functions = {**_FUNCTIONS, **_ERF.get(dtype, {})}
-    if entry.kind is Kind.FLOAT:
-        functions.update(_FLOAT_FUNCTIONS)
+    functions.update(_FLOAT_FUNCTIONS if entry.kind is Kind.FLOAT else _INT_FUNCTIONS)
     literal = _float_literal(dtype.numpy.name) if entry.kind is Kind.FLOAT else _int_literal
     return entry.render([f"v{ref}" for ref in step.args] + list(scalars), functions, literal)
 

@@ -115,6 +115,62 @@ def float_mod(a: Any, b: Any) -> Any:
 
 
 @njit(cache=True, error_model="numpy")
+def int_floordiv(a: Any, b: Any) -> Any:
+    """NumPy's floored division of two int scalars: the minimum over -1 wraps to itself (a processor's
+    division traps on it; numba's ``np.floor_divide`` gives 0)."""
+    if b == -1:
+        return a * b
+    return np.floor_divide(a, b)
+
+
+@njit(cache=True, error_model="numpy")
+def int_mod(a: Any, b: Any) -> Any:
+    """NumPy's remainder of two int scalars: 0 for a divisor of -1 (the minimum's would trap)."""
+    if b == -1:
+        return a - a
+    return np.mod(a, b)
+
+
+@njit(cache=True, error_model="numpy")
+def int_sign(a: Any) -> Any:
+    """-1, 0 or 1 (numba's ``np.sign`` reads a large unsigned value as negative)."""
+    return 1 if a > 0 else (-1 if a < 0 else 0)
+
+
+@njit(cache=True, error_model="numpy")
+def int_pow(a: Any, b: Any) -> Any:
+    """NumPy's int power: a product of squares that wraps as the dtype's products do (numba's
+    ``np.power`` gave 0 where it overflows); a negative exponent as numba's ``np.power`` takes it."""
+    if b < 0:
+        return np.power(a, b)
+    result = np.power(a, a - a)  # 1, of the operands' type (a literal 1 would make u64 values floats)
+    base = a
+    exponent = b
+    while exponent > 0:
+        if exponent & 1:
+            result = result * base
+        base = base * base
+        exponent = exponent >> 1
+    return result
+
+
+@njit(cache=True, error_model="numpy")
+def left_shift(a: Any, b: Any) -> Any:
+    """NumPy's left shift: 0 for a count below 0 or of 64 and more (a processor takes it modulo 64)."""
+    if b < 0 or b >= 64:
+        return a - a
+    return a << b
+
+
+@njit(cache=True, error_model="numpy")
+def right_shift(a: Any, b: Any) -> Any:
+    """NumPy's right shift: the sign's fill (0 or -1) for a count below 0 or of 64 and more."""
+    if b < 0 or b >= 64:
+        return (a >> 62) >> 62
+    return a >> b
+
+
+@njit(cache=True, error_model="numpy")
 def where(condition: Any, a: Any, b: Any) -> Any:
     """``a`` if ``condition`` else ``b``."""
     return a if condition else b

@@ -7,6 +7,7 @@ composed compute."""
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import numpy as np
@@ -172,32 +173,56 @@ def test_compile_hook_blocks_compute_the_composed_references(
         np.testing.assert_array_equal(values(Tensor.from_primitive(primitive, device)), value)
 
 
-# -- IEEE special values --------------------------------------------------------------------------
-# infinities and NaN (and zeros of both signs), with a few ordinary values (a tie, a negative
-# non-integer): where array libraries differ most (CuPy's remainder gave NaN for an infinite divisor)
-SPECIAL_VALUES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, np.inf, -np.inf, np.nan])
-FLOAT_CASES = [(name, dtype) for name, dtype in CASES if ELEMENTWISE_OPS[name].kind is Kind.FLOAT]
+# -- special values -------------------------------------------------------------------------------
+# floats: infinities and NaN (and zeros of both signs), with a few ordinary values (a tie, a negative
+# non-integer); ints: the dtype's extremes, -1 and 0 (the minimum over -1 overflows; a processor's
+# division traps on it). Where array libraries and compilers differ most: CuPy's remainder gave NaN for
+# an infinite divisor, NdArray's fused int remainder of the minimum by -1 killed the process
+SPECIAL_FLOATS = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, np.inf, -np.inf, np.nan])
+SPECIAL_CASES = [(name, dtype) for name, dtype in CASES if dtype is not DType.BOOL]
+
+
+def special_values(dtype: DType) -> np.ndarray[Any, Any]:
+    """The special values of ``dtype`` (an int dtype's that an int64 reference computes with)."""
+    if dtype.is_float:
+        return SPECIAL_FLOATS.astype(dtype.numpy)
+    info = np.iinfo(dtype.numpy)
+    top = min(int(info.max), int(np.iinfo(np.int64).max))
+    found = [v for v in (0, 1, -1, 2, -7, int(info.min), top - 1, top) if info.min <= v <= top]
+    return np.array(found, dtype.numpy)
+
+
+def name_is_int_power(op: ElementwiseOp) -> bool:
+    """Whether ``op`` raises an int to an int power (its second operand the exponent)."""
+    return op.name in ("int_powi", "int_powi_scalar")
 
 
 def special_operands(op: ElementwiseOp, dtype: DType) -> list[list[Any]]:
     """Operand lists of ``op`` on special values: every pair for a binary op (a column and a row where
     it broadcasts), every value for a unary one; one list per special scalar its scalars take (all of
-    them that value; the integral finite ones for an int scalar)."""
-    values = SPECIAL_VALUES.astype(dtype.numpy)
-    if op.arity == 1:
-        tensors = [values]
-    elif op.broadcasts:
-        tensors = [values.reshape(-1, 1), values.reshape(1, -1)]
-    else:
-        tensors = [*np.meshgrid(values, values, indexing="ij")]
+    them that value; the integral finite ones for an int scalar). An int power's exponent takes the
+    values from 0 up (NumPy's integer power refuses negative ones)."""
+    exponent = 1 if name_is_int_power(op) else None
+    tensors = []
+    for index in range(op.arity):
+        values = special_values(dtype)
+        tensors.append(values[values >= 0] if index == exponent else values)
+    if op.arity == 2:
+        first, second = tensors
+        if op.broadcasts:
+            tensors = [first.reshape(-1, 1), second.reshape(1, -1)]
+        else:
+            tensors = [*np.meshgrid(first, second, indexing="ij")]
     types = scalar_types(op)
     if not types:
         return [tensors]
     lists = []
-    for value in SPECIAL_VALUES:
-        if int in types and not (np.isfinite(value) and value == int(value)):
+    for value in special_values(dtype).tolist():  # Python ints for an int dtype: exact
+        if int in types and not (math.isfinite(value) and value == int(value)):
             continue
-        lists.append(tensors + [kind(value) for kind in types])
+        if exponent is not None and value < 0:
+            continue
+        lists.append(tensors + [kind(int(value) if kind is int else value) for kind in types])
     return lists
 
 
@@ -208,6 +233,9 @@ def check_special(result: Tensor, op: ElementwiseOp, inputs: list[Any], dtype: D
         expected = np.asarray(op.reference(*[wide(value) for value in inputs]))
     if op.bool_result:
         check(result, expected, DType.BOOL)
+        return
+    if dtype.kind is Kind.INT:  # an int64 reference wraps to the dtype as the dtype's arithmetic does
+        check(result, expected.astype(dtype.numpy), dtype)
         return
     expected = expected.astype(dtype.numpy).astype(np.float64)  # rounded (and overflowed) as stored
     got = values(result).astype(np.float64)
@@ -220,7 +248,7 @@ def check_special(result: Tensor, op: ElementwiseOp, inputs: list[Any], dtype: D
 
 
 @pytest.mark.parametrize(
-    ("name", "dtype"), FLOAT_CASES, ids=[f"{name}-{dtype}" for name, dtype in FLOAT_CASES]
+    ("name", "dtype"), SPECIAL_CASES, ids=[f"{name}-{dtype}" for name, dtype in SPECIAL_CASES]
 )
 def test_backend_computes_the_reference_at_special_values(device: Device, name: str, dtype: DType) -> None:
     require_dtype(device, dtype)
@@ -232,7 +260,7 @@ def test_backend_computes_the_reference_at_special_values(device: Device, name: 
 
 
 @pytest.mark.parametrize(
-    ("name", "dtype"), FLOAT_CASES, ids=[f"{name}-{dtype}" for name, dtype in FLOAT_CASES]
+    ("name", "dtype"), SPECIAL_CASES, ids=[f"{name}-{dtype}" for name, dtype in SPECIAL_CASES]
 )
 def test_compiled_blocks_compute_the_reference_at_special_values(
     device: Device, name: str, dtype: DType
