@@ -61,8 +61,13 @@ _FUNCTIONS = {
     "abs": "burn_abs", "sign": "burn_sign", "min": "burn_min", "max": "burn_max", "mod": "burn_mod",
     "floordiv": "burn_floordiv", "where": "burn_where", "logical_not": "!", "erfinv": "burn_erfinv",
 }  # fmt: skip
-# left to the ops one by one: CuPy's integer power has its own rules for negative exponents
-_UNFUSED = frozenset({"int_powi", "int_powi_scalar"})
+# left to the ops one by one: CuPy's integer power has its own rules for negative exponents, and a
+# shift's count outside [0, width) takes NumPy's rule in the shared ops (a GPU's shift reads a 64-bit
+# count's low 32 bits)
+_UNFUSED = frozenset({
+    "int_powi", "int_powi_scalar", "bitwise_left_shift", "bitwise_left_shift_scalar",
+    "bitwise_right_shift", "bitwise_right_shift_scalar",
+})  # fmt: skip
 ERFINV = """
 __device__ __forceinline__ float burn_erfinv(float a) { return erfinvf(a); }
 __device__ __forceinline__ double burn_erfinv(double a) { return erfinv(a); }

@@ -241,14 +241,41 @@ class ArrayIntOps(IntTensorOps):
     def bitwise_not(self, tensor: Array) -> Array:
         return ~tensor
 
+    # Shifts by a count below 0 or of the dtype's width and more follow NumPy: 0, or the sign's fill for a
+    # right shift. The Array API standard leaves them to the library (a GPU's shift instruction reads
+    # a 64-bit count's low 32 bits, so CuPy shifted by INT64_MIN as by 0)
     def bitwise_left_shift(self, lhs: Array, rhs: Array) -> Array:
-        return lhs << self.runtime.cast(rhs, lhs.dtype)
+        return _shift(self, lhs, self.runtime.cast(rhs, lhs.dtype), left=True)
 
     def bitwise_left_shift_scalar(self, lhs: Array, rhs: int) -> Array:
-        return lhs << rhs
+        return _shift_by(self, lhs, rhs, left=True)
 
     def bitwise_right_shift(self, lhs: Array, rhs: Array) -> Array:
-        return lhs >> self.runtime.cast(rhs, lhs.dtype)
+        return _shift(self, lhs, self.runtime.cast(rhs, lhs.dtype), left=False)
 
     def bitwise_right_shift_scalar(self, lhs: Array, rhs: int) -> Array:
-        return lhs >> rhs
+        return _shift_by(self, lhs, rhs, left=False)
+
+
+def _outside_fill(ops: Any, lhs: Array, left: bool) -> Array:
+    """What a shift by a count outside ``[0, width)`` gives: 0, or for a right shift of a signed dtype
+    the sign's fill (-1 for a negative value)."""
+    xp = ops.xp
+    if left or DType.of(lhs.dtype).numpy.kind != "i":
+        return xp.zeros_like(lhs)
+    return xp.where(xp.less(lhs, 0), xp.full_like(lhs, -1), xp.zeros_like(lhs))
+
+
+def _shift(ops: Any, lhs: Array, counts: Array, left: bool) -> Array:
+    xp = ops.xp
+    width = 8 * DType.of(lhs.dtype).numpy.itemsize
+    outside = xp.logical_or(xp.less(counts, 0), xp.greater_equal(counts, width))
+    inside = xp.where(outside, xp.zeros_like(counts), counts)
+    shifted = lhs << inside if left else lhs >> inside
+    return xp.where(outside, _outside_fill(ops, lhs, left), shifted)
+
+
+def _shift_by(ops: Any, lhs: Array, count: int, left: bool) -> Array:
+    if not 0 <= count < 8 * DType.of(lhs.dtype).numpy.itemsize:
+        return _outside_fill(ops, lhs, left)
+    return lhs << count if left else lhs >> count
