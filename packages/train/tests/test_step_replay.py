@@ -44,17 +44,8 @@ def _recorded_against_eager(folder: Path, device: Any) -> tuple[Any, Any, list[A
     wrapped: list[Any] = []
 
     def recorder(function: Any) -> Any:
-        replayed = burn_fusion.replay(function)
-        wrapped.append(replayed)
-
-        def step(*args: Any) -> Any:
-            # the last step's cyclic garbage collected first: some of it refers to the step's outputs
-            # (found with the collector off; its cycle is not located yet), and whether Python's
-            # collector has run before a replay would otherwise decide how many outputs it copies out
-            gc.collect()
-            return replayed(*args)
-
-        return step
+        wrapped.append(burn_fusion.replay(function))
+        return wrapped[-1]
 
     def train(name: str, hook: Any = None) -> Any:
         return toy.run(
@@ -129,10 +120,16 @@ def test_replay_does_not_combine_with_several_steps_or_devices(tmp_path: Path, h
 def test_recorded_learner_steps_equal_eager_ones(tmp_path: Path) -> None:
     from recording import RecordingNdArray
 
-    # chains fused from their first run, so that eager calls run the kernels the recordings hold
-    _, _, (train_step, valid_step) = _recorded_against_eager(
-        tmp_path, lambda: Autodiff(Fusion(RecordingNdArray(), compile_after=1)).device()
-    )
+    # chains fused from their first run, so that eager calls run the kernels the recordings hold; Python's
+    # cycle collector off, so that the outputs must be released by reference counts alone (a recursive
+    # closure's cycle once kept them until a collection, which decided how many a replay copied out)
+    gc.disable()
+    try:
+        _, _, (train_step, valid_step) = _recorded_against_eager(
+            tmp_path, lambda: Autodiff(Fusion(RecordingNdArray(), compile_after=1)).device()
+        )
+    finally:
+        gc.enable()
     # full batches: the first step (no optimizer state yet), 2 traced, a capture, then replays; the last
     # batch of each epoch: traced in epochs 1 and 2, captured in 3, replayed in 4
     assert train_step.stats["captured"] == 2, train_step.stats

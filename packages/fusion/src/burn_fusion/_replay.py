@@ -608,21 +608,22 @@ def _snapshot(arguments: Any) -> _Snapshot:
     """Every list, dict and object reachable from ``arguments`` (by the first path to it), with its
     entries as they are now."""
     found: _Snapshot = []
-    seen: set[int] = set()
-
-    def visit(value: Any, path: tuple[tuple[int, Any], ...]) -> None:
-        category = _category(type(value))
-        if category not in (_SEQUENCE, _DICT, _OBJECT) or id(value) in seen:
-            return
-        seen.add(id(value))
-        entries = _entries(value, category)
-        if category != _SEQUENCE or isinstance(value, list):  # a tuple cannot be stored into
-            found.append((path, value, category, dict(entries)))
-        for key, item in entries:
-            visit(item, (*path, (category, key)))
-
-    visit(arguments, ())
+    _visit(arguments, (), found, set())
     return found
+
+
+def _visit(value: Any, path: tuple[tuple[int, Any], ...], found: _Snapshot, seen: set[int]) -> None:
+    # a module function, not a closure: a recursive closure refers to itself, and that cycle would keep
+    # the snapshot (the step's containers and tensors) alive until Python's cycle collector ran
+    category = _category(type(value))
+    if category not in (_SEQUENCE, _DICT, _OBJECT) or id(value) in seen:
+        return
+    seen.add(id(value))
+    entries = _entries(value, category)
+    if category != _SEQUENCE or isinstance(value, list):  # a tuple cannot be stored into
+        found.append((path, value, category, dict(entries)))
+    for key, item in entries:
+        _visit(item, (*path, (category, key)), found, seen)
 
 
 def _entries(value: Any, category: int) -> list[tuple[Any, Any]]:

@@ -9,7 +9,7 @@ skeleton and puts the loaded tensors back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,43 +114,48 @@ def flatten(record: Mapping[str, Any], max_depth: int) -> tuple[dict[str, Any], 
     if not isinstance(record, Mapping):
         raise TypeError(f"save: a record is a dict (str keys), got {type(record).__name__}")
     tensors: list[SavedTensor] = []
+    return _walk(record, (), tensors, max_depth), tensors
 
-    def walk(value: Any, path: tuple[str, ...]) -> Any:
-        kind = type(value)
-        if kind is str or kind is float or kind is bool or value is None or kind is bytes:
-            return value
-        if kind is int:
-            return value if _INT64_MIN <= value <= _UINT64_MAX else BigInt(value)
-        if len(path) > max_depth:
-            raise ValueError(
-                f"save: entry {join(path[:8])}... is nested deeper than {max_depth} levels "
-                "(a dict or list that contains itself?)"
-            )
-        if isinstance(value, ParamRecord):
-            tensors.append(SavedTensor(path, _array_of(value.value, path), value.id))
-            return TensorSlot(len(tensors) - 1)
-        if isinstance(value, (TensorData, Tensor, np.ndarray)):
-            tensors.append(SavedTensor(path, _array_of(value, path), None))
-            return TensorSlot(len(tensors) - 1)
-        if isinstance(value, Mapping):
-            out = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise TypeError(
-                        f"save: entry {join(path)!r} has the key {key!r} ({type(key).__name__}); "
-                        "record dicts are keyed by str"
-                    )
-                out[key] = walk(item, (*path, key))
-            return out
-        if isinstance(value, (list, tuple)):
-            return [walk(item, (*path, str(index))) for index, item in enumerate(value)]
-        if isinstance(value, (bool, int, float, str, bytes)):  # subclasses (IntEnum, np.float64)
-            return walk(_plain(value), path)
-        if isinstance(value, np.generic):
-            return walk(value.item() if not isinstance(value, np.floating) else float(value), path)
-        raise _unsupported(value, path)
 
-    return walk(record, ()), tensors
+def _walk(value: Any, path: tuple[str, ...], tensors: list[SavedTensor], max_depth: int) -> Any:
+    """``value`` checked and with its tensors moved to ``tensors`` (see ``flatten``). A module function,
+    not a closure: a recursive closure refers to itself, and that cycle would keep the tensors' host
+    copies alive until Python's cycle collector ran."""
+    kind = type(value)
+    if kind is str or kind is float or kind is bool or value is None or kind is bytes:
+        return value
+    if kind is int:
+        return value if _INT64_MIN <= value <= _UINT64_MAX else BigInt(value)
+    if len(path) > max_depth:
+        raise ValueError(
+            f"save: entry {join(path[:8])}... is nested deeper than {max_depth} levels "
+            "(a dict or list that contains itself?)"
+        )
+    if isinstance(value, ParamRecord):
+        tensors.append(SavedTensor(path, _array_of(value.value, path), value.id))
+        return TensorSlot(len(tensors) - 1)
+    if isinstance(value, (TensorData, Tensor, np.ndarray)):
+        tensors.append(SavedTensor(path, _array_of(value, path), None))
+        return TensorSlot(len(tensors) - 1)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"save: entry {join(path)!r} has the key {key!r} ({type(key).__name__}); "
+                    "record dicts are keyed by str"
+                )
+            out[key] = _walk(item, (*path, key), tensors, max_depth)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_walk(item, (*path, str(index)), tensors, max_depth) for index, item in enumerate(value)]
+    if isinstance(value, (bool, int, float, str, bytes)):  # subclasses (IntEnum, np.float64)
+        return _walk(_plain(value), path, tensors, max_depth)
+    if isinstance(value, np.generic):
+        return _walk(
+            value.item() if not isinstance(value, np.floating) else float(value), path, tensors, max_depth
+        )
+    raise _unsupported(value, path)
 
 
 def _plain(value: bool | int | float | str | bytes) -> Any:
@@ -218,21 +223,21 @@ def rebuild(
     check(skeleton, ())
 
     def build(loaded: list[TensorData]) -> dict[str, Any]:
-        position = 0
-
-        def fill(value: Any) -> Any:
-            nonlocal position
-            kind = type(value)
-            if kind is dict:
-                return {key: fill(item) for key, item in value.items()}
-            if kind is list:
-                return [fill(item) for item in value]
-            if kind is TensorDescriptor:
-                data = loaded[position]
-                position += 1
-                return data if value.param_id is None else ParamRecord(ParamId(value.param_id), data)
-            return value
-
-        return fill(skeleton)  # type: ignore[no-any-return]
+        return _fill(skeleton, iter(loaded))  # type: ignore[no-any-return]
 
     return build
+
+
+def _fill(value: Any, loaded: Iterator[TensorData]) -> Any:
+    """``value`` (a checked skeleton) with its descriptors replaced by the next ``loaded`` tensors, in tree
+    order. A module function, not a closure: a recursive closure refers to itself, and that cycle would
+    keep every loaded tensor alive until Python's cycle collector ran."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _fill(item, loaded) for key, item in value.items()}
+    if kind is list:
+        return [_fill(item, loaded) for item in value]
+    if kind is TensorDescriptor:
+        data = next(loaded)
+        return data if value.param_id is None else ParamRecord(ParamId(value.param_id), data)
+    return value
