@@ -61,6 +61,29 @@ def _tensor_json(tensor: SavedTensor, settings: PrecisionSettings) -> dict[str, 
     return {"$tensor": body}
 
 
+def _convert(value: Any, tensors: list[SavedTensor], settings: PrecisionSettings) -> Any:
+    """A skeleton value as JSON: tensors from ``tensors``, keys starting with ``$`` escaped, non-finite
+    floats, big ints and bytes tagged. A module function, not a closure: a recursive closure refers to
+    itself, and that cycle would keep the tensors' host copies alive until Python's cycle collector ran."""
+    kind = type(value)
+    if kind is dict:
+        return {
+            ("$" + key if key.startswith("$") else key): _convert(item, tensors, settings)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [_convert(item, tensors, settings) for item in value]
+    if kind is TensorSlot:
+        return _tensor_json(tensors[value.index], settings)
+    if kind is BigInt:
+        return value.value
+    if kind is float and not math.isfinite(value):
+        return {"$float": _float(value)}
+    if kind is bytes:
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    return value
+
+
 def encode_json(record: Mapping[str, Any], settings: PrecisionSettings, max_depth: int) -> str:
     """``record`` as a pretty JSON document.
 
@@ -69,24 +92,7 @@ def encode_json(record: Mapping[str, Any], settings: PrecisionSettings, max_dept
         PrecisionError: a tensor value does not fit ``settings``.
     """
     skeleton, tensors = flatten(record, max_depth)
-
-    def convert(value: Any) -> Any:
-        kind = type(value)
-        if kind is dict:
-            return {("$" + key if key.startswith("$") else key): convert(item) for key, item in value.items()}
-        if kind is list:
-            return [convert(item) for item in value]
-        if kind is TensorSlot:
-            return _tensor_json(tensors[value.index], settings)
-        if kind is BigInt:
-            return value.value
-        if kind is float and not math.isfinite(value):
-            return {"$float": _float(value)}
-        if kind is bytes:
-            return {"$bytes": base64.b64encode(value).decode("ascii")}
-        return value
-
-    body = convert(skeleton)
+    body = _convert(skeleton, tensors, settings)
     document = {
         "magic": _MAGIC,
         "format": FORMAT_NAME,
