@@ -166,7 +166,7 @@ def left_shift(a: Any, b: Any) -> Any:
 def right_shift(a: Any, b: Any) -> Any:
     """NumPy's right shift: the sign's fill (0 or -1) for a count below 0 or of 64 and more."""
     if b < 0 or b >= 64:
-        return (a >> 62) >> 62
+        return (a >> 62) >> 62  # two shifts, so that an unsigned value's top bit goes too
     return a >> b
 
 

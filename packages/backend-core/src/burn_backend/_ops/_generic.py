@@ -65,9 +65,8 @@ def full(backend: Any, prefix: str, shape: Sequence[int], value: Any, device: An
 
 
 def clamp_min(backend: Any, prefix: str, tensor: P, minimum: Any) -> P:
-    if (
-        minimum != minimum
-    ):  # a NaN bound: every value NaN, as the larger of x and NaN is (no comparison is true)
+    # a NaN bound: every value NaN, as the larger of x and NaN is (no comparison with NaN is true)
+    if minimum != minimum:
         return op(backend, prefix, "add_scalar")(tensor, minimum)
     return op(backend, prefix, "mask_fill")(
         tensor, op(backend, prefix, "lower_elem")(tensor, minimum), minimum

@@ -257,25 +257,27 @@ class ArrayIntOps(IntTensorOps):
         return _shift_by(self, lhs, rhs, left=False)
 
 
+def _width(lhs: Array) -> int:
+    return 8 * DType.of(lhs.dtype).numpy.itemsize
+
+
 def _outside_fill(ops: Any, lhs: Array, left: bool) -> Array:
     """What a shift by a count outside ``[0, width)`` gives: 0, or for a right shift of a signed dtype
-    the sign's fill (-1 for a negative value)."""
-    xp = ops.xp
+    the sign's fill (the value shifted by ``width - 1``: -1 for a negative value)."""
     if left or DType.of(lhs.dtype).numpy.kind != "i":
-        return xp.zeros_like(lhs)
-    return xp.where(xp.less(lhs, 0), xp.full_like(lhs, -1), xp.zeros_like(lhs))
+        return ops.xp.zeros_like(lhs)
+    return lhs >> (_width(lhs) - 1)
 
 
 def _shift(ops: Any, lhs: Array, counts: Array, left: bool) -> Array:
     xp = ops.xp
-    width = 8 * DType.of(lhs.dtype).numpy.itemsize
-    outside = xp.logical_or(xp.less(counts, 0), xp.greater_equal(counts, width))
+    outside = xp.logical_or(xp.less(counts, 0), xp.greater_equal(counts, _width(lhs)))
     inside = xp.where(outside, xp.zeros_like(counts), counts)
     shifted = lhs << inside if left else lhs >> inside
     return xp.where(outside, _outside_fill(ops, lhs, left), shifted)
 
 
 def _shift_by(ops: Any, lhs: Array, count: int, left: bool) -> Array:
-    if not 0 <= count < 8 * DType.of(lhs.dtype).numpy.itemsize:
+    if not 0 <= count < _width(lhs):
         return _outside_fill(ops, lhs, left)
     return lhs << count if left else lhs >> count
