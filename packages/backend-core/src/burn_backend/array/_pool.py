@@ -45,6 +45,12 @@ def along(array: Array, axis: int, start: int, count: int, step: int) -> Array:
     return array[_at(array.ndim, axis, slice(start, start + (count - 1) * step + 1, step))]
 
 
+def fills(spatial: Sequence[int], low: Sequence[int], size: Sequence[int]) -> bool:
+    """Whether ``place`` of trailing dims ``spatial`` at ``low`` in ``size`` writes a fill anywhere, so
+    returns a new array; otherwise it returns its input or a view of it (a crop), not to be written."""
+    return any(lo > 0 or lo + length < extent for length, lo, extent in zip(spatial, low, size))
+
+
 def place(xp: Any, x: Array, low: Sequence[int], size: Sequence[int], fill: float) -> Array:
     """``x`` with its trailing dims resized to ``size``: ``x[i]`` lands at ``low + i`` (a negative
     ``low`` crops) and the rest is ``fill``; ``x`` itself, or a view of it, where nothing is filled."""
@@ -59,7 +65,7 @@ def place(xp: Any, x: Array, low: Sequence[int], size: Sequence[int], fill: floa
         source.append(slice(first, last))
         target.append(slice(lo + first, lo + last))
     into, at = (..., *target), (..., *source)
-    if all(t.start == 0 and t.stop == extent for t, extent in zip(target, size)):
+    if not fills(spatial, low, size):
         return x[at]
     out = xp.full((*x.shape[: x.ndim - n], *size), fill, dtype=x.dtype)
     out[into] = x[at]
@@ -139,7 +145,9 @@ def avg_pool(
     work = self.runtime.widen(x)
     extent = [(o - 1) * s + k for o, s, k in zip(out, strides, kernel)]
     current = place(self.xp, work, pads, extent, 0.0)
-    private = current is not work or max(kernel) > 1  # a buffer of this call's own, not a view of x
+    # a buffer of this call's own, not x or a view of it: a stride past the kernel crops x's end (a view)
+    # and a kernel of 1 sums one tap (a view), so only a fill, a sum of taps or a widening copies
+    private = work is not x or fills(sizes, pads, extent) or max(kernel) > 1
     for dim, (k, s, o) in enumerate(zip(kernel, strides, out)):
         current = _sum_taps(current, 2 + dim, k, o, s)
     key = (sizes, kernel, strides, pads, count_include_pad, out)
