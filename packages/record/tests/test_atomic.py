@@ -192,3 +192,52 @@ def test_the_checksum_is_zlibs_crc32() -> None:
     data = np.random.default_rng(5).integers(0, 256, 3_000_001, dtype=np.uint8)
     assert _checksum.crc32(data.data) == zlib.crc32(data.data)
     assert _checksum.crc32(data.data[7:], 99) == zlib.crc32(data.data[7:], 99)
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    code = "import os; print(os.getpid())"
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(child.stdout)
+
+
+def test_stale_temporaries_of_dead_writers_are_removed_by_the_next_save_or_load(tmp_path: Path) -> None:
+    from burn_record import _atomic
+
+    recorder = NamedMpkFileRecorder()
+    old = _atomic._STARTED - 3600
+    dead, live = _dead_pid(), os.getppid()
+    stale = [tmp_path / f".model-{i}.mpk.burn-{dead}-{i:012x}.tmp" for i in range(3)]
+    kept = {
+        "live writer": tmp_path / f".model.mpk.burn-{live}-0123456789ab.tmp",
+        "this process": tmp_path / f".model.mpk.burn-{os.getpid()}-0123456789ab.tmp",
+        "written since this process started": tmp_path / f".state.mpk.burn-{dead}-00000000000f.tmp",
+        "not this library's": tmp_path / ".notes.txt.tmp",
+    }
+    for path in [*stale, *kept.values()]:
+        path.write_bytes(b"x" * 1000)
+    for path in [*stale, kept["live writer"], kept["this process"], kept["not this library's"]]:
+        os.utime(path, (old, old))
+    recorder.save({"step": 1}, tmp_path / "model")
+    assert not any(path.exists() for path in stale)
+    for why, path in kept.items():
+        assert path.exists(), why
+    (tmp_path / "other").mkdir()
+    leftover = tmp_path / "other" / f".w.bin.burn-{dead}-abcdefabcdef.tmp"
+    leftover.write_bytes(b"x")
+    os.utime(leftover, (old, old))
+    saved = recorder.save({"step": 2}, tmp_path / "other" / "w")
+    assert not leftover.exists()  # a save cleans its own folder
+    leftover.write_bytes(b"x")
+    os.utime(leftover, (old, old))
+    assert recorder.load(saved) == {"step": 2}
+    assert not leftover.exists()  # and so does a load
+
+
+def test_a_temporary_names_its_writing_process(tmp_path: Path) -> None:
+    from burn_record._atomic import temporary_name
+
+    name = temporary_name(tmp_path / "m.bin").name
+    assert name.startswith(f".m.bin.burn-{os.getpid()}-")
+    assert name.endswith(".tmp")
+    assert name != temporary_name(tmp_path / "m.bin").name

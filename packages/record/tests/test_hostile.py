@@ -12,6 +12,7 @@ from typing import Any
 import msgpack
 import numpy as np
 import pytest
+import zstandard
 from _record_support import (
     BINARY_RECORDERS,
     FILE_RECORDERS,
@@ -331,4 +332,52 @@ def test_a_small_file_of_many_empty_lists_stops_at_the_entry_limit() -> None:
     json = b'{"magic": "burn-record", "record": [' + b"[]," * 20_000 + b"[]]}"
     _raises(
         lambda: PrettyJsonFileRecorder(limits=limits).from_bytes(json), "more than 10000 lists and objects"
+    )
+
+
+def test_a_zstandard_bomb_is_refused_by_the_default_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from burn_record import _errors
+
+    zeros = {"w": TensorData(np.zeros(4 << 20, np.float32))}  # 16 MiB of zeros: a few KB compressed
+    bomb = NamedMpkZstFileRecorder().to_bytes(zeros)
+    assert len(bomb) < 16 << 10
+    monkeypatch.delenv("BURN_RECORD_MAX_TENSOR_BYTES", raising=False)
+    monkeypatch.setattr(_errors, "DECOMPRESSED_DEFAULT", 8 << 20)  # the 2 GiB default, scaled down
+    _raises(
+        lambda: NamedMpkZstFileRecorder().from_bytes(bomb),
+        r"16777\d+ bytes of tensor data, more than 8388608 .*BURN_RECORD_MAX_TENSOR_BYTES",
+    )
+    monkeypatch.setenv("BURN_RECORD_MAX_TENSOR_BYTES", str(32 << 20))  # the documented override
+    assert not NamedMpkZstFileRecorder().from_bytes(bomb)["w"].to_numpy().any()
+    monkeypatch.setenv("BURN_RECORD_MAX_TENSOR_BYTES", "lots")
+    with pytest.raises(ValueError, match="BURN_RECORD_MAX_TENSOR_BYTES='lots'"):
+        NamedMpkZstFileRecorder().from_bytes(bomb)
+    monkeypatch.delenv("BURN_RECORD_MAX_TENSOR_BYTES")
+    roomy = RecordLimits(max_tensor_bytes=32 << 20)  # the argument overrides both
+    assert NamedMpkZstFileRecorder(limits=roomy).from_bytes(bomb)["w"].to_numpy().shape == (4 << 20,)
+    # uncompressed data is what the file holds: no default limit applies to it
+    plain = NamedMpkFileRecorder().to_bytes(zeros)
+    assert NamedMpkFileRecorder().from_bytes(plain)["w"].to_numpy().shape == (4 << 20,)
+
+
+def test_the_default_decompression_limit_is_two_gib_or_half_the_memory() -> None:
+    from burn_record import _errors
+
+    assert RecordLimits().tensor_bytes(compressed=True) == min(2 << 30, _errors._physical_memory() // 2)
+    assert RecordLimits().tensor_bytes(compressed=False) is None
+
+
+def test_a_frame_declaring_another_size_than_the_trailer_is_refused_before_allocating() -> None:
+    data = NamedMpkZstFileRecorder().to_bytes({"w": TensorData(np.ones(1000, np.float32))})
+    header, raw, structure = sections(data)
+    lying = zstandard.ZstdCompressor().compress(raw + bytes(1 << 20))  # declares 1 MiB more
+    hostile = forge(header["format"], None, header=header, raw_structure=structure, compressed=True)
+    prelude = hostile[: 16 + int.from_bytes(hostile[8:12], "little")]
+    stored_structure = zstandard.ZstdCompressor().compress(structure)
+    from burn_record._format import Trailer
+
+    trailer = Trailer(len(raw), len(lying), len(structure), len(stored_structure), zlib.crc32(structure))
+    _raises(
+        lambda: NamedMpkZstFileRecorder().from_bytes(prelude + lying + stored_structure + trailer.pack()),
+        rf"frame declares {len(raw) + (1 << 20)} bytes, the trailer says {len(raw)}",
     )

@@ -6,14 +6,16 @@ import contextlib
 import ctypes
 import os
 import queue
+import re
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DurableFile", "atomic_write", "temporary_name"]
+__all__ = ["DurableFile", "atomic_write", "remove_stale_temporaries", "temporary_name"]
 
 _SMALL = 64 << 10  # writes shorter than this are gathered and written with the next large one
 _STEP = 8 << 20  # the most bytes handed to the operating system per write call
@@ -149,9 +151,63 @@ class DurableFile:
             self._writeback = None
 
 
+_STARTED = time.time()  # when this process loaded the library: older temporaries are not its own
+_TEMPORARY = re.compile(r"^\..+\.burn-(\d+)-[0-9a-f]{12}\.tmp$")
+
+
 def temporary_name(path: Path) -> Path:
-    """The temporary file a save of ``path`` writes first: hidden, beside it, unique."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    """The temporary file a save of ``path`` writes first: hidden, beside it, unique, and naming the
+    writing process (``.<name>.burn-<pid>-<random>.tmp``), so that a later save can tell a dead
+    writer's leftover from a live one's file in progress."""
+    return path.with_name(f".{path.name}.burn-{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (assumed so where that cannot be asked without harm)."""
+    if os.name != "posix":
+        return True  # Windows' os.kill terminates the process it is given
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (PermissionError), or an invalid pid
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files that saves killed mid-write left in ``folder``: those of this library
+    (named by ``temporary_name``) whose writing process is gone and that were last written before this
+    process loaded the library. A file of a live process (a concurrent save, from this process or
+    another) is kept, and so is a recent one (its process may live where this one cannot see it, as in
+    another container sharing the folder). Failures (a read-only folder, a file removed meanwhile) are
+    ignored.
+
+    Returns:
+        The files removed.
+
+    Example:
+        >>> remove_stale_temporaries(Path("artifacts/checkpoint"))  # doctest: +SKIP
+        [PosixPath('artifacts/checkpoint/.model-3.mpk.burn-4242-0123456789ab.tmp')]
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    own = os.getpid()
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if match is None or int(match.group(1)) == own:
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime >= _STARTED or _alive(int(match.group(1))):
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
 
 
 @contextlib.contextmanager
@@ -162,7 +218,9 @@ def atomic_write(path: Path, durable: bool = True) -> Iterator[DurableFile]:
     when the ``with`` block ends it is flushed, ``fsync``-ed and renamed over ``path`` (atomic on POSIX
     and Windows), and the folder is ``fsync``-ed so the rename survives a power loss. If the block
     raises, the temporary file is removed and ``path`` is untouched. A process killed mid-write leaves
-    ``path`` as it was, plus the hidden temporary file (``.<name>.<random>.tmp``). An existing file's
+    ``path`` as it was, plus the hidden temporary file (``.<name>.burn-<pid>-<random>.tmp``), which the
+    next save or load in that folder by a later process removes (``remove_stale_temporaries``). An
+    existing file's
     permission bits are kept. Without ``durable`` there is no ``fsync``: the rename still protects
     against the process dying, not against the machine losing power before the disk has the data.
 
@@ -170,6 +228,7 @@ def atomic_write(path: Path, durable: bool = True) -> Iterator[DurableFile]:
         >>> with atomic_write(Path("weights.bin")) as file:
         ...     file.write(b"...")
     """
+    remove_stale_temporaries(path.parent)
     temporary = temporary_name(path)
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:

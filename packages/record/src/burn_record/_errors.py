@@ -50,6 +50,11 @@ class PrecisionError(ValueError):
 
 
 _GIB = 1 << 30
+DECOMPRESSED_DEFAULT = 2 * _GIB
+"""The most bytes a compressed record's tensor data may decompress to by default (or half the machine's
+memory, where that is less)."""
+LIMIT_VARIABLE = "BURN_RECORD_MAX_TENSOR_BYTES"
+"""The environment variable that sets ``RecordLimits.max_tensor_bytes`` where the limits leave it out."""
 
 
 def _physical_memory() -> int:
@@ -63,7 +68,7 @@ def _physical_memory() -> int:
 @dataclass(frozen=True)
 class RecordLimits:
     """What loading accepts, checked before anything is allocated for it. A file over a limit raises
-    ``RecordFileError``; the defaults admit any record a program could have saved.
+    ``RecordFileError``, whose message names the limit and how to raise it.
 
     Args:
         max_depth: the deepest nesting of dicts, lists and records (a module inside a module inside a
@@ -74,12 +79,14 @@ class RecordLimits:
         max_rank: the most dimensions of one tensor.
         max_structure_bytes: the largest structure section (everything but the tensors' bytes), and the
             largest JSON document.
-        max_tensor_bytes: the most bytes of tensor data in all, after decompression; by default the
-            machine's physical memory (a compressed file can claim any size: it is refused above this
-            before the buffer is made).
+        max_tensor_bytes: the most bytes of tensor data in all. Where it is ``None`` (the default), the
+            environment variable ``BURN_RECORD_MAX_TENSOR_BYTES`` sets it, and otherwise a compressed
+            record may decompress to at most 2 GiB or half the machine's memory, whichever is less (a
+            65 KB zstandard file can hold 2 GiB of zeros), while an uncompressed one is bounded by its
+            own size (its tensors are mapped or read from the bytes present, never decompressed).
 
     Example:
-        >>> recorder = NamedMpkZstFileRecorder(limits=RecordLimits(max_tensor_bytes=1 << 30))
+        >>> recorder = NamedMpkZstFileRecorder(limits=RecordLimits(max_tensor_bytes=16 << 30))
     """
 
     max_depth: int = 100
@@ -88,6 +95,27 @@ class RecordLimits:
     max_structure_bytes: int = 64 << 20
     max_tensor_bytes: int | None = None
 
-    def tensor_bytes(self) -> int:
-        """``max_tensor_bytes``, or the machine's physical memory when it is ``None``."""
-        return self.max_tensor_bytes if self.max_tensor_bytes is not None else _physical_memory()
+    def tensor_bytes(self, compressed: bool = True) -> int | None:
+        """The most bytes of tensor data a record may hold: ``max_tensor_bytes``, else the environment
+        variable ``BURN_RECORD_MAX_TENSOR_BYTES``, else (for a ``compressed`` record) the lesser of
+        2 GiB and half the machine's memory, or ``None`` (no limit but the record's own size).
+
+        Raises:
+            ValueError: the environment variable is not a whole number of bytes.
+
+        Example:
+            >>> RecordLimits(max_tensor_bytes=1 << 20).tensor_bytes()
+            1048576
+        """
+        if self.max_tensor_bytes is not None:
+            return self.max_tensor_bytes
+        configured = os.environ.get(LIMIT_VARIABLE, "").strip()
+        if configured:
+            try:
+                value = int(configured)
+            except ValueError:
+                value = -1
+            if value < 0:
+                raise ValueError(f"{LIMIT_VARIABLE}={configured!r}: expected a whole number of bytes")
+            return value
+        return min(DECOMPRESSED_DEFAULT, _physical_memory() // 2) if compressed else None

@@ -28,7 +28,7 @@ import zstandard
 from burn_backend import DType, TensorData
 
 from ._checksum import crc32
-from ._errors import PrecisionError, RecordFileError, RecordLimits
+from ._errors import LIMIT_VARIABLE, PrecisionError, RecordFileError, RecordLimits
 from ._format import (
     ALIGNMENT,
     MAGIC,
@@ -49,6 +49,7 @@ from ._write import crc_pool
 __all__ = ["read_binary_bytes", "read_binary_file"]
 
 _PARALLEL_CRC = 1 << 20
+_FRAME_HEADER = 18  # the longest zstandard frame header
 _MIN_SIZE = PRELUDE.size + 4 + TRAILER.size
 _LITTLE = sys.byteorder == "little"
 _Placed = tuple[TensorDescriptor, tuple[str, ...]]
@@ -190,10 +191,11 @@ def _sections(src: Any, fmt: Format, limits: RecordLimits, source: Any) -> _Sect
             "(RecordLimits.max_structure_bytes)",
             source,
         )
-    if trailer.data_len > limits.tensor_bytes():
+    limit = limits.tensor_bytes(fmt.compressed)
+    if limit is not None and trailer.data_len > limit:
         raise RecordFileError(
-            f"{trailer.data_len} bytes of tensor data, more than {limits.tensor_bytes()} "
-            "(RecordLimits.max_tensor_bytes)",
+            f"{trailer.data_len} bytes of tensor data, more than {limit} (RecordLimits.max_tensor_bytes; "
+            f"a larger RecordLimits(max_tensor_bytes=...) or {LIMIT_VARIABLE} admits it)",
             source,
         )
     return _Sections(header, trailer, prelude_len)
@@ -221,6 +223,17 @@ def _structure(src: Any, sections: _Sections, fmt: Format, source: Any) -> bytes
 def _decompressed(src: Any, sections: _Sections, source: Any) -> np.ndarray[Any, Any]:
     """The data section, decompressed into a new aligned buffer of exactly the declared size."""
     size = sections.trailer.data_len
+    head = src.read_at(sections.prelude_len, min(sections.trailer.data_stored, _FRAME_HEADER))
+    try:
+        declared = zstandard.get_frame_parameters(head).content_size
+    except zstandard.ZstdError as error:
+        raise RecordFileError(f"the data section is not a zstandard frame ({error})", source) from None
+    # the writer declares the frame's size: a frame declaring another is refused before the buffer is
+    # made (one declaring none is decompressed into the trailer's size and stops there)
+    if declared not in (zstandard.CONTENTSIZE_UNKNOWN, size):
+        raise RecordFileError(
+            f"the data section's zstandard frame declares {declared} bytes, the trailer says {size}", source
+        )
     buffer = _aligned_empty(size, 0)
     region = src.region(sections.prelude_len, sections.trailer.data_stored)
     try:

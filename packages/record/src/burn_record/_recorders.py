@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from burn_backend import Device
 
-from ._atomic import atomic_write
+from ._atomic import atomic_write, remove_stale_temporaries
 from ._errors import RecordFileError, RecordLimits
 from ._format import Format
 from ._json import decode_json, encode_json
@@ -185,6 +185,7 @@ class FileRecorder:
         target = self.path_for(path)
         if not target.exists() and Path(path).is_file():
             target = Path(path)
+        remove_stale_temporaries(target.parent)
         return self._read_file(target)
 
     def to_bytes(self, record: Mapping[str, Any]) -> bytes:
