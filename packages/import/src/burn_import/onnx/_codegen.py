@@ -8,6 +8,7 @@ dict and large constants are frozen ``Param``s in ``buffers``, both filled from 
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import os
 import re
@@ -39,20 +40,49 @@ class _Weights(Module):
         self.buffers = buffers
 
 
+# names the generated module binds itself (imports, module constants, ``__init__``'s locals): a value
+# named after one of them would shadow it
+_MODULE_NAMES = frozenset(
+    {"annotations", "os", "Path", "Any", "Device", "Tensor", "default_device", "op", "Module", "Param"}
+    | {"np", "WEIGHTS", "GRAPH_NAME", "INPUT_NAMES", "OUTPUT_NAMES", "_zeros", "self", "cls", "device"}
+    | {"weights", "loaded", "path", "NamedMpkFileRecorder"}
+)
+_RESERVED = _MODULE_NAMES | frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"_"}
+
+
 def _identifier(name: str, taken: set[str], prefix: str = "v_") -> str:
-    base = prefix + re.sub(r"\W", "_", name)
-    if keyword.iskeyword(base):
+    """A Python identifier for the file-given ``name``: ASCII letters, digits and underscores only
+    (non-ASCII letters would be NFKC-normalised by Python, so two names could become one), never a
+    keyword, builtin or name the generated module uses, and unique within ``taken`` (added to it)."""
+    base = prefix + re.sub(r"[^0-9A-Za-z_]", "_", name)
+    if not base or base[0].isdigit():
+        base = "v_" + base
+    if base in _RESERVED:
         base += "_"
     candidate, i = base, 1
-    while candidate in taken:
+    while candidate in taken or candidate in _RESERVED:
         candidate = f"{base}_{i}"
         i += 1
     taken.add(candidate)
     return candidate
 
 
+def _field(name: str, taken: set[str]) -> str:
+    """The record field of an initializer: ``param_field`` of its name, made unique within ``taken``
+    (``w.1`` and ``w_1`` both sanitize to ``w_1``: the second becomes ``w_1_1``)."""
+    base = field = param_field(name)
+    i = 1
+    while field in taken:
+        field = f"{base}_{i}"
+        i += 1
+    taken.add(field)
+    return field
+
+
 def _literal(value: Any) -> str:
     if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            raise OnnxImportError(f"generate: a constant of dtype {value.dtype} cannot be written as source")
         return f"np.array({_literal(value.tolist())}, dtype=np.{value.dtype.name})"
     if isinstance(value, float):
         if np.isnan(value):
@@ -63,7 +93,7 @@ def _literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_literal(v) for v in value) + "]"
     if isinstance(value, (int, str, bool)) or value is None:
-        return repr(value)
+        return ascii(value)  # the one form a file-given string takes in the source: an escaped literal
     raise OnnxImportError(
         f"generate: attribute value of type {type(value).__name__} cannot be written as source"
     )
@@ -115,7 +145,12 @@ def generate(
                 "burn_import.onnx.load, not generated"
             )
     stem = name or (Path(str(model)).stem if isinstance(model, (str, os.PathLike)) else "model")
-    stem = re.sub(r"\W", "_", stem)
+    stem = re.sub(r"[^0-9A-Za-z_]", "_", stem) or "model"
+    if not (class_name.isascii() and class_name.isidentifier()) or class_name in _RESERVED:
+        raise OnnxImportError(
+            f"generate: class_name {class_name!r} is not a Python identifier free to use "
+            "(ASCII letters, digits, underscores; not a keyword, builtin or name the module uses)"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     source, weights = _source(graph, class_name, stem)
@@ -126,50 +161,55 @@ def generate(
 
 
 def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
+    # every string from the file reaches the source only as an ``ascii`` literal or through
+    # ``_identifier``/``_field`` (ASCII letters, digits, underscores): never inside a docstring
     device = default_device()
-    taken: set[str] = {"self", "np", "op", "Tensor"}
+    taken: set[str] = {class_name}
     var: dict[str, str] = {}
     param_lines: list[str] = []
     buffer_lines: list[str] = []
     const_lines: list[str] = []
     params: dict[str, Param] = {}
     buffers: dict[str, Param] = {}
+    param_fields: set[str] = set()
+    buffer_fields: set[str] = set()
     for onnx_name in graph.params:
         array = graph.initializers[onnx_name]
-        field = param_field(onnx_name)
+        field = _field(onnx_name, param_fields)
         params[field] = Param.initialized(to_tensor(array, device))
-        param_lines.append(f'            "{field}": _zeros({list(array.shape)}, "{_dtype(array)}", device),')
-        var[onnx_name] = f'self.weights["{field}"].val()'
+        param_lines.append(f"            {field!r}: _zeros({list(array.shape)}, {_dtype(array)!r}, device),")
+        var[onnx_name] = f"self.weights[{field!r}].val()"
     for onnx_name, array in graph.constants.items():
         if array.size > _INLINE_LIMIT:
-            field = param_field(onnx_name)
+            field = _field(onnx_name, buffer_fields)
             buffers[field] = Param.initialized(to_tensor(array, device), require_grad=False)
             buffer_lines.append(
-                f'            "{field}": _zeros({list(array.shape)}, "{_dtype(array)}", device),'
+                f"            {field!r}: _zeros({list(array.shape)}, {_dtype(array)!r}, device),"
             )
-            var[onnx_name] = f'self.buffers["{field}"].val()'
+            var[onnx_name] = f"self.buffers[{field!r}].val()"
         else:
             ident = _identifier(onnx_name, taken, "c_")
             const_lines.append(f"        self.{ident} = {_literal(array)}")
             var[onnx_name] = f"self.{ident}"
     inputs = [
-        _identifier(n, taken, "") if n.isidentifier() else _identifier(n, taken, "x_") for n in graph.inputs
+        _identifier(n, taken, "") if n.isascii() and n.isidentifier() else _identifier(n, taken, "x_")
+        for n in graph.inputs
     ]
     for onnx_name, ident in zip(graph.inputs, inputs):
         var[onnx_name] = ident
     body: list[str] = []
     for node in graph.nodes:
-        args = [f'"{node.op_type}"'] + [var[i] if i else "None" for i in node.inputs]
+        args = [ascii(node.op_type)] + [var[i] if i else "None" for i in node.inputs]
         if node.domain:
-            args.append(f'domain="{node.domain}"')
-        args.append(f"opset={node.opset}")
+            args.append(f"domain={node.domain!a}")
+        args.append(f"opset={int(node.opset)}")
         if len(node.outputs) > 1:
             args.append(f"outputs={len(node.outputs)}")
         for key, value in sorted(node.attrs.items()):
-            args.append(
-                f"{key}={_literal(value)}" if key.isidentifier() and not keyword.iskeyword(key) else ""
-            )
-        args = [a for a in args if a]
+            if key.isascii() and key.isidentifier() and not keyword.iskeyword(key):
+                args.append(f"{key}={_literal(value)}")
+            else:
+                args.append(f"**{{{key!a}: {_literal(value)}}}")
         outs = [_identifier(o, taken) if o else "_" for o in node.outputs]
         for onnx_name, ident in zip(node.outputs, outs):
             if onnx_name:
@@ -179,7 +219,7 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
     returns = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
     signature = ", ".join(f"{i}: Tensor" for i in inputs)
     lines = [
-        f'"""{class_name}: generated by burn_import.onnx from the ONNX graph {graph.name!r}; do not edit.',
+        f'"""{class_name}: generated by burn_import.onnx from the ONNX graph ``GRAPH_NAME``; do not edit.',
         "",
         f"``{class_name}(device)`` has the weights written next to this file ({stem}.mpk);",
         f'``{class_name}.load("other.mpk", device)`` reads others of the same layout.',
@@ -197,8 +237,14 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "from burn_nn import Module, Param",
         *(["import numpy as np"] if any("np." in line for line in const_lines + body) else []),
         "",
-        f'WEIGHTS = Path(__file__).with_name("{stem}.mpk")',
+        f"WEIGHTS = Path(__file__).with_name({stem + '.mpk'!r})",
         '"""The weights generated with this source."""',
+        f"GRAPH_NAME = {graph.name!a}",
+        '"""The name of the ONNX graph."""',
+        f"INPUT_NAMES = {list(graph.inputs)!a}",
+        '"""The ONNX names of ``forward``\'s arguments, in order."""',
+        f"OUTPUT_NAMES = {list(graph.outputs)!a}",
+        '"""The ONNX names of ``forward``\'s results, in order."""',
         "",
         "",
         "def _zeros(shape: list[int], dtype: str, device: Device) -> Param:",
@@ -206,10 +252,8 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "",
         "",
         f"class {class_name}(Module):",
-        f'    """The ONNX graph {graph.name!r} as a module.',
-        "",
-        f"    Inputs {graph.inputs}, outputs {graph.outputs}.",
-        '    """',
+        '    """The ONNX graph ``GRAPH_NAME`` as a module: ``forward`` takes the values named in',
+        '    ``INPUT_NAMES`` and returns those named in ``OUTPUT_NAMES``."""',
         "",
         "    def __init__(",
         "        self, device: Device | None = None, weights: str | os.PathLike[str] | None = WEIGHTS",

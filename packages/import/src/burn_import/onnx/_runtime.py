@@ -285,7 +285,9 @@ def run_op(
         attrs: its attributes.
 
     Returns:
-        The output, or a tuple of them when ``outputs > 1``.
+        The output, or a tuple of the first ``outputs`` outputs when ``outputs > 1``: an operator
+        with more results than the node declares (an ``LSTM`` naming only ``Y``, an ``Attention``
+        without its optional outputs) gives only the declared ones.
 
     Example:
         >>> y = run_op("Relu", x)  # doctest: +SKIP
@@ -307,8 +309,20 @@ def run_op(
     device = next((x.device for x in inputs if isinstance(x, Tensor)), None) or default_device()
     ctx = Context(node, device, {}, {}, _no_subgraphs)
     if spec.host is not None and _all_host(list(inputs)):
-        return spec.host(ctx, *inputs)
-    return spec.run(ctx, *inputs)
+        result = spec.host(ctx, *inputs)
+    else:
+        result = spec.run(ctx, *inputs)
+    return declared_outputs(result, outputs)
+
+
+def declared_outputs(result: Any, outputs: int) -> Any:
+    """An operator's ``result`` cut to the ``outputs`` a node declares: the value itself for one, a
+    tuple of the first ``outputs`` for several (a list is one ONNX sequence, not several outputs)."""
+    if not isinstance(result, tuple):
+        return result
+    if outputs <= 1:
+        return result[0]
+    return tuple(result[:outputs])
 
 
 def _no_subgraphs(graph: Graph, env: dict[str, Value]) -> list[Value]:
