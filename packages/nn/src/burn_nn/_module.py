@@ -7,12 +7,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path as _FilePath
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from burn_backend import AutodiffBackend, Device, DType, Kind, ParamRecord, Recorder, Tensor, TensorData
 
+from ._module_hints import spelling_error
 from ._param import Param, RunningState
 
 __all__ = [
@@ -290,6 +291,13 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
+
+    if not TYPE_CHECKING:  # hidden from the type checker, which would accept any attribute otherwise
+
+        def __getattr__(self, name: str) -> Any:
+            # only names normal lookup missed get here (a subclass's own ``train`` wins): a PyTorch
+            # spelling gets Burn's replacement in the error
+            raise spelling_error(self, name)
 
     # -- traversal ---------------------------------------------------------------------------------
     def visit(self, visitor: ModuleVisitor) -> None:
