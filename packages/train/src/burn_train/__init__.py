@@ -20,6 +20,7 @@ Example:
 
 from . import data as data
 from ._checkpoint import AsyncCheckpointer as AsyncCheckpointer
+from ._checkpoint import CheckpointError as CheckpointError
 from ._checkpoint import CheckpointingStrategy as CheckpointingStrategy
 from ._checkpoint import ComposedCheckpointingStrategy as ComposedCheckpointingStrategy
 from ._checkpoint import FileCheckpointer as FileCheckpointer
@@ -100,6 +101,7 @@ __all__ = [
     # checkpoints and stopping
     "FileCheckpointer",
     "AsyncCheckpointer",
+    "CheckpointError",
     "CheckpointingStrategy",
     "KeepLastNCheckpoints",
     "MetricCheckpointingStrategy",

@@ -4,6 +4,7 @@ strategies that decide which epochs keep their checkpoint: ``KeepLastNCheckpoint
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from ._state import Aggregate, Direction, MetricsStore, Split, _metric_name
 
 __all__ = [
     "AsyncCheckpointer",
+    "CheckpointError",
     "CheckpointingStrategy",
     "ComposedCheckpointingStrategy",
     "FileCheckpointer",
@@ -25,6 +27,34 @@ __all__ = [
 ]
 
 PARTS = ("model", "optim", "scheduler", "state")
+_BINDING = "__checkpoint__"  # the state record's entry naming the files of its checkpoint
+_CHUNK = 1 << 20
+
+
+class CheckpointError(ValueError):
+    """A checkpoint's files do not belong together: a file of the checkpoint is missing, or its content
+    is not the one the checkpoint's state file recorded when they were written (a save interrupted
+    between its files, or a file of another epoch copied in). Raised by ``FileCheckpointer.load``, and
+    so by a resumed ``fit``, instead of loading a model beside another epoch's optimizer or state.
+
+    Example:
+        >>> try:
+        ...     checkpointer.load(3, "model")
+        ... except CheckpointError as error:
+        ...     print(error)  # doctest: +SKIP
+        checkpoint of epoch 3 in artifacts/checkpoint: model-3.mpk holds epoch 2's model ...
+    """
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, read in chunks."""
+    digest = hashlib.sha256()
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb") as file:
+        while count := file.readinto(buffer):
+            digest.update(view[:count])
+    return digest.hexdigest()
 
 
 def default_recorder() -> Recorder:
@@ -40,6 +70,12 @@ class FileCheckpointer:
     ``directory``, ``model-<epoch>``, ``optim-<epoch>``, ``scheduler-<epoch>`` and ``state-<epoch>``
     (the epoch and batch reached, the data loaders' positions, the random generators' states), each
     with the recorder's extension.
+
+    A checkpoint is whole or absent as a unit: the state file, written last, records the name, size and
+    SHA-256 of each other file, and rewriting an epoch's checkpoint removes its state file first. A
+    file whose content is not the one recorded (a save interrupted between the files, a file copied in
+    from another epoch) raises ``CheckpointError`` on load, naming the epoch it came from where another
+    checkpoint of the folder recorded it. Loading hashes the file it reads (about a second per GB).
 
     Args:
         recorder: the file format (burn-record's ``NamedMpkFileRecorder`` at full precision by
@@ -62,18 +98,33 @@ class FileCheckpointer:
     def _path(self, part: str, epoch: int) -> Path:
         return self.directory / f"{part}-{epoch}"
 
+    def _state_files(self, epoch: int) -> list[Path]:
+        bare = self._path("state", epoch)  # a recorder may add no extension
+        return [*self.directory.glob(f"state-{epoch}.*"), *([bare] if bare.exists() else [])]
+
     def save(self, epoch: int, records: Mapping[str, Mapping[str, Any]]) -> list[Path]:
-        """Write the records of ``epoch`` (keys among ``model``, ``optim``, ``scheduler``, ``state``;
-        ``state`` last, so that a checkpoint with a ``state`` file is whole). Returns the files."""
+        """Write the records of ``epoch`` (keys among ``model``, ``optim``, ``scheduler``, ``state``),
+        bound together: an earlier checkpoint of ``epoch`` stops counting (its state file goes first),
+        the other files are written, then the state file recording their hashes (an empty state when
+        ``records`` has none). Returns the files, the state file last."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        written = []
-        for part in sorted(records, key=lambda name: name == "state"):
-            written.append(self.recorder.save(dict(records[part]), self._path(part, epoch)))
+        for path in self._state_files(epoch):
+            path.unlink(missing_ok=True)
+        written: list[Path] = []
+        files: dict[str, dict[str, Any]] = {}
+        for part in records:
+            if part == "state":
+                continue
+            path = Path(self.recorder.save(dict(records[part]), self._path(part, epoch)))
+            written.append(path)
+            files[part] = {"name": path.name, "bytes": path.stat().st_size, "sha256": _digest(path)}
+        state = {**dict(records.get("state", {})), _BINDING: {"epoch": epoch, "files": files}}
+        written.append(Path(self.recorder.save(state, self._path("state", epoch))))
         return written
 
     def exists(self, epoch: int) -> bool:
-        """Whether the checkpoint of ``epoch`` was completely written."""
-        return any(self.directory.glob(f"state-{epoch}.*")) or self._path("state", epoch).exists()
+        """Whether the checkpoint of ``epoch`` was completely written (its state file is there)."""
+        return bool(self._state_files(epoch))
 
     def epochs(self) -> list[int]:
         """The epochs with a complete checkpoint, ascending."""
@@ -84,18 +135,76 @@ class FileCheckpointer:
                 found.add(int(number))
         return sorted(found)
 
+    def _state(self, epoch: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """``epoch``'s state record without its binding, and the binding (``None`` in a checkpoint
+        written before checkpoints were bound)."""
+        state = dict(self.recorder.load(self._path("state", epoch)))
+        binding = state.pop(_BINDING, None)
+        return state, binding if isinstance(binding, dict) else None
+
     def load(self, epoch: int, part: str) -> dict[str, Any]:
-        """The ``part`` record of ``epoch``'s checkpoint.
+        """The ``part`` record of ``epoch``'s checkpoint, checked to be the file its state recorded.
 
         Raises:
             FileNotFoundError: there is no complete checkpoint for ``epoch`` (the ones there are named).
+            CheckpointError: the ``part`` file is missing or is not the one the checkpoint's state
+                recorded (the message names the epoch it belongs to, where one in the folder does).
         """
         if not self.exists(epoch):
             raise FileNotFoundError(
                 f"FileCheckpointer: no complete checkpoint of epoch {epoch} in {self.directory} "
                 f"(there are: {self.epochs() or 'none'})"
             )
-        return self.recorder.load(self._path(part, epoch))
+        state, binding = self._state(epoch)
+        if part == "state":
+            return state
+        if binding is None:  # an unbound checkpoint of an earlier version: nothing to check against
+            return self.recorder.load(self._path(part, epoch))
+        where = f"checkpoint of epoch {epoch} in {self.directory}"
+        if binding.get("epoch") != epoch:
+            raise CheckpointError(
+                f"{where}: its state file is epoch {binding.get('epoch')}'s, not epoch {epoch}'s (copied "
+                "from another epoch?); the checkpoint is refused"
+            )
+        entry = binding.get("files", {}).get(part)
+        if entry is None:
+            raise CheckpointError(
+                f"{where}: it has no {part} file (it holds {sorted(binding.get('files', {})) or 'none'})"
+            )
+        path = self.directory / str(entry["name"])
+        if not path.is_file():
+            raise CheckpointError(f"{where}: its {part} file {path.name} is missing")
+        digest = _digest(path)
+        if digest != entry["sha256"]:
+            raise CheckpointError(f"{where}: {self._mismatch(epoch, part, path, digest, entry)}")
+        return self.recorder.load(path)
+
+    def _mismatch(self, epoch: int, part: str, path: Path, digest: str, entry: Mapping[str, Any]) -> str:
+        """Why ``path`` does not belong to ``epoch``'s checkpoint: the epoch whose checkpoint recorded
+        its content, where one in the folder did."""
+        origin = None
+        for other in self.epochs():
+            if other == epoch:
+                continue
+            try:
+                _, binding = self._state(other)
+            except Exception:  # an unreadable state only means the origin stays unknown
+                continue
+            recorded = (binding or {}).get("files", {}).get(part) or {}
+            if recorded.get("sha256") == digest:
+                origin = other
+                break
+        found = f"{path.stat().st_size} bytes, SHA-256 {digest[:12]}"
+        recorded = f"{entry['bytes']} bytes, SHA-256 {str(entry['sha256'])[:12]}"
+        if origin is not None:
+            what = f"{path.name} holds epoch {origin}'s {part} (the file state-{origin} recorded)"
+        else:
+            what = f"{path.name} is not the file state-{epoch} recorded (a save cut between its files?)"
+        return (
+            f"{what}, not epoch {epoch}'s: found {found}, recorded {recorded}. The checkpoint mixes "
+            f"files of different saves and is refused; resume from another epoch "
+            f"(checkpoints here: {self.epochs()})"
+        )
 
     def delete(self, epoch: int) -> None:
         """Remove ``epoch``'s checkpoint files (the state file first, so a half-deleted checkpoint is

@@ -671,10 +671,13 @@ class Learner:
             raise ValueError(
                 "Learner: checkpoint(epoch) needs with_file_checkpointer() to know where to read"
             )
-        state = checkpointer.load(epoch, "state")
-        self.model = self.model.load_record(checkpointer.load(epoch, "model"))
-        self.optimizer.load_record(checkpointer.load(epoch, "optim"))
-        self.lr_scheduler.load_record(checkpointer.load(epoch, "scheduler"))
+        # every file is read and checked to belong to the checkpoint before any is applied
+        state, model, optim, scheduler = (
+            checkpointer.load(epoch, part) for part in ("state", "model", "optim", "scheduler")
+        )
+        self.model = self.model.load_record(model)
+        self.optimizer.load_record(optim)
+        self.lr_scheduler.load_record(scheduler)
         missing = restore_rng(state["rng"], self.devices)
         if missing:
             log.warning("resume: no random generator state for %s; runs may differ", ", ".join(missing))
