@@ -17,6 +17,7 @@ from ._adan import Adan as Adan
 from ._adan import AdanConfig as AdanConfig
 from ._clipping import GradientClipping as GradientClipping
 from ._clipping import GradientClippingConfig as GradientClippingConfig
+from ._clipping import clip_grad_norm as clip_grad_norm
 from ._grads import GradientsAccumulator as GradientsAccumulator
 from ._grads import GradientsParams as GradientsParams
 from ._momentum import Momentum as Momentum
@@ -66,6 +67,7 @@ __all__ = [
     "GradientsAccumulator",
     "GradientClipping",
     "GradientClippingConfig",
+    "clip_grad_norm",
     "Optimizer",
     "ModuleOptimizer",
     "OptimizerState",

@@ -134,7 +134,7 @@ class ModuleOptimizer:
 
     @property
     def grad_clipping(self) -> GradientClipping | None:
-        """The clipping applied to each parameter's gradient before its update, if any."""
+        """The clipping applied to the gradients before the update, if any."""
         return self._grad_clipping
 
     def has_gradient_clipping(self) -> bool:
@@ -179,6 +179,11 @@ class ModuleOptimizer:
         collector = _StepCollector(self, pending)
         module.visit(collector)
         entries = collector.entries
+        if self._grad_clipping is not None and entries:
+            # all of the step's gradients at once: a global norm needs every one of them
+            clipped = self._grad_clipping.clip_gradients([entry.grad for entry in entries])
+            for entry, grad in zip(entries, clipped, strict=True):
+                entry.grad = grad
         optimizer = self._optimizer
         lr = float(lr)
         results: list[tuple[Tensor, OptimizerState | None]]
@@ -312,7 +317,7 @@ class _Entry:
 
 class _StepCollector(ModuleVisitor):
     """Collects each float parameter with a gradient (once, where two fields share it), its gradient
-    checked, moved and clipped, and its state restored, for ``ModuleOptimizer.step`` to update."""
+    checked and moved, and its state restored, for ``ModuleOptimizer.step`` to update."""
 
     def __init__(self, owner: ModuleOptimizer, grads: dict[ParamId, Tensor]) -> None:
         self._owner = owner
@@ -335,9 +340,6 @@ class _StepCollector(ModuleVisitor):
             )
         if grad.device != tensor.device:
             grad = grad.to_device(tensor.device)
-        clipping = self._owner.grad_clipping
-        if clipping is not None:
-            grad = clipping.clip_gradient(grad)
         try:
             state = self._state(param.id, tensor)
         except ValueError as error:
