@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import io
 import json
+import sqlite3
 import threading
 import zipfile
 from pathlib import Path
@@ -28,6 +29,7 @@ from burn_train.data import (
     SelectionDataset,
     ShuffledDataset,
     SqliteDataset,
+    SqliteDatasetError,
     SqliteDatasetWriter,
     WindowsDataset,
     _fetch,
@@ -201,6 +203,81 @@ def test_sqlite_writer_checks_its_input(tmp_path: Path) -> None:
     writer.write("train", {"a": 2, "b": 2.5})  # the None column takes the kind of its first value
     writer.set_completed()
     assert list(SqliteDataset(tmp_path / "d.db", "train")) == [{"a": 1, "b": None}, {"a": 2, "b": 2.5}]
+
+
+def _tampered(tmp_path: Path, field: str, value: object) -> Path:
+    """A data set of one item whose ``field`` is then overwritten in the file with ``value``."""
+    path = tmp_path / f"{field}.db"
+    writer = SqliteDatasetWriter(path, overwrite=True)
+    writer.write("train", {"image": np.arange(6.0).reshape(2, 3), "label": 1, "tags": {"a": [1]}})
+    writer.set_completed()
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"UPDATE train SET {field} = ? WHERE row_id = 0", (value,))
+    return path
+
+
+def _npy(header: str) -> bytes:
+    """A .npy blob whose header is ``header`` (padded as NumPy pads it) and no data."""
+    text = header.encode("latin1")
+    text += b" " * (-(10 + len(text) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
+
+
+def test_sqlite_hostile_values_raise_the_datasets_error_naming_the_row(tmp_path: Path) -> None:
+    where = r"split 'train', row 0, field "
+    cases = {
+        "a 100-byte array claiming 8 TiB": (
+            "image",
+            _npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }") + bytes(20),
+            where + r"'image': the array header declares shape \(1099511627776,\) of float64 "
+            r"\(8796093022208 bytes\), the blob holds 20 bytes",
+        ),
+        "a short array": (
+            "image",
+            _npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }") + bytes(23),
+            r"shape \(2, 3\) of float32 \(24 bytes\), the blob holds 23 bytes",
+        ),
+        "objects": (
+            "image",
+            _npy("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }") + bytes(8),
+            "Python objects .* would need pickle",
+        ),
+        "not an array": ("image", b"PK\x03\x04", where + "'image': not a NumPy .npy array"),
+        "deep JSON": (
+            "tags",
+            "[" * 100_000 + "]" * 100_000,
+            where + "'tags': the JSON value nests too deeply",
+        ),
+        "broken JSON": ("tags", '{"a": ', where + "'tags': not a JSON value"),
+        "a text in an int column": ("label", "x", where + "'label': a str value in a column of ints"),
+    }
+    for field, value, match in cases.values():
+        dataset = SqliteDataset(_tampered(tmp_path, field, value), "train")
+        with pytest.raises(SqliteDatasetError, match=match):
+            dataset.get(0)
+
+
+def test_sqlite_values_over_the_limit_are_refused_before_they_are_read(tmp_path: Path) -> None:
+    path = _tampered(tmp_path, "label", 1)
+    assert SqliteDataset(path, "train", max_value_bytes=1000).get(0)["label"] == 1
+    with pytest.raises(
+        SqliteDatasetError, match=r"field 'image': a value of 176 bytes, more than max_value_bytes \(64\)"
+    ):
+        SqliteDataset(path, "train", max_value_bytes=64).get(0)
+    (tmp_path / "noise.db").write_bytes(b"not a database" * 100)
+    with pytest.raises(SqliteDatasetError, match=r"noise\.db: not a data set SqliteDatasetWriter wrote"):
+        SqliteDataset(tmp_path / "noise.db", "train")
+
+
+def test_sqlite_arrays_read_as_numpy_loads_them(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    for array in [rng.normal(size=(3, 5)), np.asfortranarray(rng.normal(size=(4, 2))), np.array(7, np.int16)]:
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        got = SqliteDataset(_tampered(tmp_path, "image", buffer.getvalue()), "train").get(0)["image"]
+        expected = np.load(io.BytesIO(buffer.getvalue()), allow_pickle=False)
+        np.testing.assert_array_equal(got, expected, strict=True)
+        assert got.flags.writeable
 
 
 # -- MNIST, through a fake package index ------------------------------------------------------------

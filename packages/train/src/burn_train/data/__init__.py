@@ -23,6 +23,7 @@ from ._loader import DataLoaderBuilder as DataLoaderBuilder
 from ._loader import DataLoaderIterator as DataLoaderIterator
 from ._loader import split_dataloader as split_dataloader
 from ._sqlite import SqliteDataset as SqliteDataset
+from ._sqlite import SqliteDatasetError as SqliteDatasetError
 from ._sqlite import SqliteDatasetWriter as SqliteDatasetWriter
 from ._transform import ComposedDataset as ComposedDataset
 from ._transform import Mapper as Mapper
@@ -44,6 +45,7 @@ __all__ = [
     "InMemDataset",
     "SqliteDataset",
     "SqliteDatasetWriter",
+    "SqliteDatasetError",
     # transforms
     "Mapper",
     "MapperDataset",

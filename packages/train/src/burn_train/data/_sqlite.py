@@ -18,7 +18,7 @@ import numpy as np
 
 from ._dataset import Dataset
 
-__all__ = ["SqliteDataset", "SqliteDatasetWriter"]
+__all__ = ["SqliteDataset", "SqliteDatasetError", "SqliteDatasetWriter"]
 
 I = TypeVar("I")  # noqa: E741
 
@@ -75,13 +75,81 @@ def _encode(kind: str, value: Any) -> Any:
     return value
 
 
-def _decode(kind: str, value: Any) -> Any:
+class SqliteDatasetError(ValueError):
+    """An SQLite file that ``SqliteDataset`` cannot read as a data set: not a database, without the
+    writer's schema, or holding a value that does not fit its column (a NumPy array whose header
+    declares more bytes than the blob holds, a value larger than ``max_value_bytes``, JSON that does not
+    parse or nests too deeply, a text where an int belongs). The message names the file, the split
+    (table), the row and the field, what was found and what was expected.
+
+    Example:
+        >>> try:
+        ...     SqliteDataset("data.db", "train").get(0)
+        ... except SqliteDatasetError as error:
+        ...     print(error)  # doctest: +SKIP
+        SqliteDataset data.db, split 'train', row 0, field 'image': the array header declares ...
+    """
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (float, int),
+    "bool": (int,),
+    "str": (str,),
+    "bytes": (bytes,),
+    "array": (bytes,),
+    "json": (str,),
+}
+_NPY_HEADER = 1 << 16  # the largest .npy header read (NumPy writes well under 1 KB)
+
+
+def _array(value: bytes, where: str) -> np.ndarray:
+    """The ``.npy`` array in ``value``, its declared size checked against the bytes present before the
+    array is made, with no pickle."""
+    stream = io.BytesIO(value)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream, max_header_size=_NPY_HEADER)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream, max_header_size=_NPY_HEADER)
+    except (ValueError, TypeError, SyntaxError, EOFError) as error:
+        raise SqliteDatasetError(f"{where}: not a NumPy .npy array ({error})") from None
+    if dtype.hasobject:
+        raise SqliteDatasetError(f"{where}: an array of Python objects (dtype {dtype}) would need pickle")
+    count = 1
+    for size in shape:
+        count *= int(size)
+    declared, present = count * dtype.itemsize, len(value) - stream.tell()
+    if declared != present:
+        raise SqliteDatasetError(
+            f"{where}: the array header declares shape {tuple(shape)} of {dtype} ({declared} bytes), the "
+            f"blob holds {present} bytes after its header"
+        )
+    array: np.ndarray = np.frombuffer(value, dtype, count, offset=stream.tell())
+    array = array.reshape(shape, order="F" if fortran else "C").copy(order="K")
+    return array
+
+
+def _fits(kind: str, value: Any) -> bool:
+    """Whether SQLite gave ``value`` the Python type a ``kind`` column holds."""
+    return isinstance(value, _PYTHON_TYPES[kind])
+
+
+def _decode(kind: str, value: Any, where: str) -> Any:
     if value is None:
         return None
+    if not _fits(kind, value):
+        raise SqliteDatasetError(f"{where}: a {type(value).__name__} value in a column of {kind}s")
     if kind == "array":
-        return np.load(io.BytesIO(value), allow_pickle=False)
+        return _array(value, where)
     if kind == "json":
-        return json.loads(value)
+        try:
+            return json.loads(value)
+        except RecursionError:
+            raise SqliteDatasetError(f"{where}: the JSON value nests too deeply to decode") from None
+        except ValueError as error:
+            raise SqliteDatasetError(f"{where}: not a JSON value ({error})") from None
     if kind == "bool":
         return bool(value)
     return value
@@ -220,16 +288,23 @@ class SqliteDataset(Dataset[I]):
     ``SqliteDataset``), read on demand: the data set need not fit in memory.
 
     Each thread reading it gets its own read-only connection, so data loader workers read in parallel.
+    Values are checked as they are read: one longer than ``max_value_bytes`` is refused before SQLite
+    hands it over, an array whose ``.npy`` header declares another size than its blob holds is refused
+    before it is made, and so is JSON that does not parse or nests too deeply.
 
     Args:
         path: the database file.
         split: the table to read (``"train"``, ``"test"``, ...).
         item_type: builds each item from its fields as keyword arguments (a dataclass, say); by
             default items are dicts.
+        max_value_bytes: the largest value (array, bytes, text or JSON) one field may hold, 1 GiB by
+            default (SQLite's own default limit on a value).
 
     Raises:
         FileNotFoundError: there is no file at ``path``.
-        ValueError: the file has no such split (the splits it has are named).
+        SqliteDatasetError: the file is not a database ``SqliteDatasetWriter`` wrote, or has no such
+            split (the splits it has are named); ``get`` raises it for a value that does not fit its
+            column (naming the split, row and field).
 
     Example:
         >>> dataset = SqliteDataset.from_db_file("data.db", "train")  # doctest: +SKIP
@@ -238,30 +313,54 @@ class SqliteDataset(Dataset[I]):
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], split: str, item_type: Callable[..., I] | None = None
+        self,
+        path: str | os.PathLike[str],
+        split: str,
+        item_type: Callable[..., I] | None = None,
+        *,
+        max_value_bytes: int = 1 << 30,
     ) -> None:
         self._path = Path(path)
         if not self._path.is_file():
             raise FileNotFoundError(f"SqliteDataset: no database file at {self._path}")
         self._split = _check_name("SqliteDataset", "split", split)
         self._item_type = item_type
+        self._max_value_bytes = int(max_value_bytes)
         self._local = threading.local()
-        rows = self._connection().execute(
-            f"SELECT name, kind FROM {_SCHEMA} WHERE split = ? ORDER BY position", (split,)
-        )
-        self._columns: list[tuple[str, str]] = [(name, kind or "str") for name, kind in rows]
-        if not self._columns:
-            splits = self.splits(path)
-            raise ValueError(f"SqliteDataset: {self._path} has no split {split!r}; it has {splits}")
-        (self._length,) = self._connection().execute(f"SELECT COUNT(*) FROM {split}").fetchone()
-        names = ", ".join(name for name, _ in self._columns)
-        self._query = f"SELECT {names} FROM {split} WHERE row_id = ?"
+        where = f"SqliteDataset {self._path}"
+        try:
+            rows = self._connection().execute(
+                f"SELECT name, kind FROM {_SCHEMA} WHERE split = ? ORDER BY position", (split,)
+            )
+            self._columns: list[tuple[str, str]] = [(name, kind or "str") for name, kind in rows]
+            if not self._columns:
+                splits = self.splits(path)
+                raise SqliteDatasetError(f"{where} has no split {split!r}; it has {splits}")
+            for name, kind in self._columns:
+                if kind not in _PYTHON_TYPES or not isinstance(name, str) or not _NAME.match(name):
+                    raise SqliteDatasetError(
+                        f"{where}, split {split!r}: a column {name!r} of unknown kind {kind!r} (expected one "
+                        f"of {sorted(_PYTHON_TYPES)})"
+                    )
+            (self._length,) = self._connection().execute(f"SELECT COUNT(*) FROM {split}").fetchone()
+        except sqlite3.DatabaseError as error:
+            raise SqliteDatasetError(f"{where}: not a data set SqliteDatasetWriter wrote ({error})") from None
+        # a value over the limit comes back as its length only, so SQLite never hands it over
+        selected = [
+            f"CASE WHEN length({name}) > {self._max_value_bytes} THEN NULL ELSE {name} END, length({name})"
+            for name, _ in self._columns
+        ]
+        self._query = f"SELECT {', '.join(selected)} FROM {split} WHERE row_id = ?"
 
     @classmethod
     def from_db_file(
         cls, path: str | os.PathLike[str], split: str, item_type: Callable[..., I] | None = None
     ) -> SqliteDataset[I]:
-        """Burn's spelling of ``SqliteDataset(path, split)``."""
+        """Burn's spelling of ``SqliteDataset(path, split)``.
+
+        Example:
+            >>> dataset = SqliteDataset.from_db_file("data.db", "train")  # doctest: +SKIP
+        """
         return cls(path, split, item_type)
 
     @staticmethod
@@ -282,10 +381,22 @@ class SqliteDataset(Dataset[I]):
         """The item at ``index``, or ``None`` out of range."""
         if not 0 <= index < self._length:
             return None
-        values = self._connection().execute(self._query, (int(index),)).fetchone()
+        where = f"SqliteDataset {self._path}, split {self._split!r}, row {int(index)}"
+        try:
+            values = self._connection().execute(self._query, (int(index),)).fetchone()
+        except sqlite3.DatabaseError as error:
+            raise SqliteDatasetError(f"{where}: the database cannot be read ({error})") from None
         if values is None:
             return None
-        row = {name: _decode(kind, value) for (name, kind), value in zip(self._columns, values)}
+        row = {}
+        for position, (name, kind) in enumerate(self._columns):
+            value, length = values[2 * position], values[2 * position + 1]
+            if length is not None and length > self._max_value_bytes:
+                raise SqliteDatasetError(
+                    f"{where}, field {name!r}: a value of {length} bytes, more than max_value_bytes "
+                    f"({self._max_value_bytes})"
+                )
+            row[name] = _decode(kind, value, f"{where}, field {name!r}")
         return row if self._item_type is None else self._item_type(**row)  # type: ignore[return-value]
 
     def len(self) -> int:
