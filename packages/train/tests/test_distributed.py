@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing import AuthenticationError
 from pathlib import Path
 from typing import Any
 
@@ -225,23 +224,29 @@ def test_the_group_checks_its_arguments_and_times_out() -> None:
     assert time.monotonic() - started < 10
 
 
-def test_a_process_without_the_runs_key_is_refused() -> None:
+def test_a_process_without_the_runs_key_is_refused_while_the_run_meets() -> None:
     port = _free_port()
-    errors: list[BaseException] = []
+    results: dict[str, Any] = {}
 
-    def intruder() -> None:
+    def member(name: str, rank: int, key: str) -> None:
         try:
-            ProcessGroup(1, 2, "127.0.0.1", port, "0bad", timeout=3)
+            group = ProcessGroup(rank, 2, "127.0.0.1", port, key, timeout=5)
+            results[name] = group.all_reduce_array(np.arange(3.0) * (rank + 1), ReduceOperation.SUM)
+            group.close()
         except BaseException as error:
-            errors.append(error)
+            results[name] = error
 
-    thread = threading.Thread(target=intruder)
-    thread.start()
-    with pytest.raises(AuthenticationError):
-        ProcessGroup(0, 2, "127.0.0.1", port, "600d", timeout=3)
-    thread.join(10)
-    assert len(errors) == 1
-    assert isinstance(errors[0], AuthenticationError)
+    members = [("rank 0", 0, "600d"), ("intruder", 1, "0bad"), ("rank 1", 1, "600d")]
+    threads = {name: threading.Thread(target=member, args=(name, rank, key)) for name, rank, key in members}
+    threads["rank 0"].start()
+    threads["intruder"].start()
+    threads["intruder"].join(10)  # refused by rank 0, which goes on to meet the real rank 1
+    threads["rank 1"].start()
+    for thread in threads.values():
+        thread.join(10)
+    assert isinstance(results["intruder"], ConnectionError), results["intruder"]
+    np.testing.assert_array_equal(results["rank 0"], [0.0, 3.0, 6.0])
+    np.testing.assert_array_equal(results["rank 1"], [0.0, 3.0, 6.0])
 
 
 def test_the_launcher_stops_the_run_when_a_process_fails(tmp_path: Path) -> None:
@@ -258,7 +263,7 @@ def test_the_launcher_stops_the_run_when_a_process_fails(tmp_path: Path) -> None
     started = time.monotonic()
     assert launch([sys.executable, str(script)], nproc_per_node=3) == 3
     assert time.monotonic() - started < 30  # the sleeping ranks were stopped
-    with pytest.raises(ValueError, match="master-port and --authkey"):
+    with pytest.raises(ValueError, match="master-port and a key"):
         launch([sys.executable, str(script)], nproc_per_node=1, nnodes=2)
 
 

@@ -1,9 +1,12 @@
 """``ProcessGroup``: the processes of one data-parallel run (one per device, possibly on several
 machines), found through a rendezvous at rank 0's address, and the host transport they share.
 
-Rank 0 listens on ``address:port``; every other rank connects to it and proves it belongs to the run
-with the shared ``authkey`` (``multiprocessing.connection``'s HMAC handshake). Messages are raw bytes
-with a small JSON header: no pickle, so a peer cannot make another run code. The host all-reduce is a
+Rank 0 listens on ``address:port``; every other rank connects to it, and each side proves it holds the
+shared ``authkey`` by an HMAC challenge-response (``_rendezvous``). Rank 0 serves the connections at once,
+each within its own deadline: a silent, garbled or unauthenticated connection is dropped with a warning
+on the ``burn_backend.distributed`` logger, and the rendezvous goes on. Messages are raw bytes with a
+small JSON header (``multiprocessing.connection``'s framing, never its pickling): a peer cannot make
+another run code. The host all-reduce is a
 star: rank 0 adds the ranks' arrays in rank order (every run adds in the same order, so results are
 reproducible) and sends the result back. It carries what every backend can hand to the host (NdArray's
 tensors, metric sums, NCCL's unique id); a backend with its own transport (NCCL on Cuda) overrides
@@ -18,14 +21,14 @@ import os
 import secrets
 import socket
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
+from . import _rendezvous
 from ._ops.distributed import ReduceOperation
 
 __all__ = ["ProcessGroup"]
@@ -47,8 +50,13 @@ class ProcessGroup:
         local_rank: this process's rank on its machine (which GPU it uses); ``rank`` by default.
 
     Raises:
-        ValueError: a rank outside ``[0, world_size)`` or an empty ``authkey``.
-        TimeoutError: the other processes did not meet within ``timeout`` seconds.
+        ValueError: a rank outside ``[0, world_size)`` or an empty ``authkey``; at rank 0, a process
+            holding the key that claims a rank taken already or another world size.
+        TimeoutError: the other processes did not meet within ``timeout`` seconds (rank 0 names the
+            missing ranks).
+        ConnectionError: rank 0 dropped this process (its key or world size is not the run's), or what
+            listens at ``address:port`` does not hold the key.
+        OSError: rank 0 cannot listen at ``address:port`` (the port is in use).
 
     Example:
         >>> group = ProcessGroup.from_environment()  # started by burn_train.launch  # doctest: +SKIP
@@ -69,7 +77,12 @@ class ProcessGroup:
             raise ValueError(
                 f"ProcessGroup: rank {rank} is outside [0, {world_size}) (world size {world_size})"
             )
-        key = bytes.fromhex(authkey) if isinstance(authkey, str) else bytes(authkey)
+        try:
+            key = bytes.fromhex(authkey) if isinstance(authkey, str) else bytes(authkey)
+        except ValueError:  # the key itself is not repeated: messages end up in logs
+            raise ValueError(
+                f"ProcessGroup: the authkey string ({len(authkey)} characters) is not hexadecimal"
+            ) from None
         if world_size > 1 and not key:
             raise ValueError("ProcessGroup: processes of a run must share a non-empty authkey")
         self.rank, self.world_size = int(rank), int(world_size)
@@ -77,7 +90,6 @@ class ProcessGroup:
         self.address, self.port, self.timeout = address, int(port), float(timeout)
         self._lock = threading.Lock()
         self._peers: list[Connection] = []  # rank 0: ranks 1..n-1, in order; others: rank 0
-        self._listener: Listener | None = None
         self._extensions: dict[str, Any] = {}
         self._sender: ThreadPoolExecutor | None = None  # runs the collectives started by *_async
         self._sender_thread: int | None = None
@@ -117,59 +129,22 @@ class ProcessGroup:
         return secrets.token_hex(16)
 
     def _meet(self, key: bytes) -> None:
-        deadline = time.monotonic() + self.timeout
         if self.rank == 0:
-            self._listener = Listener((self.address, self.port), authkey=key, backlog=self.world_size)
-            found: dict[int, Connection] = {}
-            accepted: list[Connection] = []
-            try:
-                while len(found) < self.world_size - 1:
-                    connection = self._no_delay(self._accept(deadline))
-                    accepted.append(connection)
-                    rank = int(json.loads(connection.recv_bytes(1 << 16))["rank"])
-                    if rank in found or not 0 < rank < self.world_size:
-                        raise ValueError(f"ProcessGroup: rank {rank} joined twice, or is outside the run")
-                    found[rank] = connection
-            except BaseException:
-                for connection in accepted:
-                    connection.close()
-                raise
-            self._peers = [found[rank] for rank in range(1, self.world_size)]
-            return
-        while True:
-            try:
-                connection = self._no_delay(Client((self.address, self.port), authkey=key))
-                break
-            except (ConnectionRefusedError, FileNotFoundError, OSError):
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"ProcessGroup: rank {self.rank} found no rank 0 at {self.address}:{self.port} "
-                        f"within {self.timeout} s"
-                    ) from None
-                time.sleep(0.05)
-        connection.send_bytes(json.dumps({"rank": self.rank}).encode())
-        self._peers = [connection]
+            sockets = _rendezvous.host(self.address, self.port, self.world_size, key, self.timeout)
+        else:
+            sockets = [
+                _rendezvous.join(self.address, self.port, self.rank, self.world_size, key, self.timeout)
+            ]
+        self._peers = [self._connection(sock) for sock in sockets]
 
     @staticmethod
-    def _no_delay(connection: Connection) -> Connection:
-        """Send small messages at once: with Nagle's algorithm, a header followed by a small payload
-        waits for the peer's delayed acknowledgement (40 ms on Linux) in every collective."""
-        with contextlib.suppress(OSError), socket.socket(fileno=os.dup(connection.fileno())) as view:
-            view.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
-
-    def _accept(self, deadline: float) -> Connection:
-        listener = self._listener
-        assert listener is not None
-        # Listener.accept has no timeout: it is set on the listening socket, which CPython keeps there
-        socket = listener._listener._socket  # type: ignore[attr-defined]
-        socket.settimeout(max(0.1, deadline - time.monotonic()))
-        try:
-            return listener.accept()
-        except TimeoutError:
-            raise TimeoutError(
-                f"ProcessGroup: rank 0 waited {self.timeout} s for {self.world_size - 1} other process(es)"
-            ) from None
+    def _connection(sock: socket.socket) -> Connection:
+        """The collectives' framing over a met peer's socket. Small messages go at once: with Nagle's
+        algorithm, a header followed by a small payload waits for the peer's delayed acknowledgement
+        (40 ms on Linux) in every collective."""
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return Connection(sock.detach())
 
     # -- collectives ---------------------------------------------------------------------------------
     def all_reduce(self, tensor: Any, op: ReduceOperation = ReduceOperation.SUM) -> Any:
@@ -337,9 +312,6 @@ class ProcessGroup:
         for peer in self._peers:
             peer.close()
         self._peers = []
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
 
     def __repr__(self) -> str:
         return f"ProcessGroup(rank={self.rank}, world_size={self.world_size}, {self.address}:{self.port})"

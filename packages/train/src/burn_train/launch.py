@@ -2,17 +2,20 @@
 
     python -m burn_train.launch --nproc-per-node 2 train.py --epochs 10
     python -m burn_train.launch --nproc-per-node 8 --nnodes 2 --node-rank 0 \\
-        --master-addr 10.0.0.1 --master-port 29500 --authkey <hex> train.py
+        --master-addr 10.0.0.1 --master-port 29500 --authkey-file ~/.burn/run.key train.py
 
 Each process gets its place in the run through environment variables, which
 ``burn_backend.distributed.ProcessGroup.from_environment()`` (and ``LearnerBuilder.distributed()``) read:
 ``BURN_RANK``, ``BURN_LOCAL_RANK`` (its GPU on this machine), ``BURN_WORLD_SIZE``,
 ``BURN_LOCAL_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT`` and ``BURN_AUTHKEY`` (the secret
-the processes prove they share when they meet). Unless they are set, ``OMP_NUM_THREADS`` and
-``NUMBA_NUM_THREADS`` give each process its share of the machine's cores (the thread pools of two
-processes, each sized for every core, starve each other). The launcher waits for its processes; when
-one fails, it stops the others and exits with that process's code. Ctrl-C (or SIGTERM) is passed on to every
-process, so that each stops as the Learner does (a checkpoint first).
+the processes prove they share when they meet). The secret never appears on a command line, where every
+user of the machine could read it in the process list: the launcher takes it from ``BURN_AUTHKEY`` or
+from a file (``--authkey-file PATH``; a fresh one on a single machine when neither is given), and hands
+it to its processes in their environment. ``--authkey VALUE`` is refused. Unless they are set,
+``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` give each process its share of the machine's cores (the
+thread pools of two processes, each sized for every core, starve each other). The launcher waits for its
+processes; when one fails, it stops the others and exits with that process's code. Ctrl-C (or SIGTERM) is
+passed on to every process, so that each stops as the Learner does (a checkpoint first).
 """
 
 from __future__ import annotations
@@ -21,15 +24,17 @@ import argparse
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from burn_backend.distributed import ProcessGroup
 
-__all__ = ["launch", "main"]
+__all__ = ["launch", "main", "read_authkey_file"]
 
 _GRACE_S = 10.0  # how long stopped processes get to exit before they are killed
 
@@ -74,15 +79,17 @@ def launch(
         node_rank: this machine's place, in ``[0, nnodes)``; node 0 hosts rank 0.
         master_addr: the address of the machine hosting rank 0.
         master_port: the port rank 0 listens on (a free one by default on a single machine).
-        authkey: the run's shared secret, in hex (a fresh one by default on a single machine; with
-            several machines, pass one key to every launcher or set ``BURN_AUTHKEY``).
+        authkey: the run's shared secret, in hex; ``BURN_AUTHKEY`` by default, else a fresh one on a
+            single machine (several machines need the same key in every launcher). The processes get
+            it in their environment, never in their arguments.
 
     Returns:
         0 when every process succeeded, else the exit code of the first that failed (128 + the signal
         number for a process killed by a signal).
 
     Raises:
-        ValueError: bad sizes or ranks, or several machines without a port or a key.
+        ValueError: bad sizes or ranks, several machines without a port or a key, or a key that is not
+            hexadecimal.
 
     Example:
         >>> launch([sys.executable, "train.py"], nproc_per_node=2)  # doctest: +SKIP
@@ -98,9 +105,11 @@ def launch(
     authkey = authkey or os.environ.get("BURN_AUTHKEY")
     if nnodes > 1 and (master_port is None or not authkey):
         raise ValueError(
-            "burn_train.launch: a run over several machines needs --master-port and --authkey (or "
-            "BURN_AUTHKEY), the same on every machine"
+            "burn_train.launch: a run over several machines needs --master-port and a key (BURN_AUTHKEY "
+            "or --authkey-file PATH), the same on every machine"
         )
+    if authkey:
+        _check_hex(authkey, "the key (BURN_AUTHKEY or the authkey argument)")
     port = master_port if master_port is not None else _free_port()
     key = authkey or ProcessGroup.new_authkey()
     world = nproc_per_node * nnodes
@@ -137,6 +146,50 @@ def launch(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _check_hex(key: str, what: str) -> None:
+    try:
+        bytes.fromhex(key)
+    except ValueError:  # the key itself is not repeated
+        raise ValueError(f"burn_train.launch: {what} is not hexadecimal ({len(key)} characters)") from None
+
+
+def read_authkey_file(path: str | os.PathLike[str]) -> str:
+    """The run's key from a file: its text, surrounding whitespace removed, in hex (such as
+    ``python -c "import secrets; print(secrets.token_hex(16))" > run.key``). A file that other users can
+    read gives a warning, since the key lets a process join the run.
+
+    Args:
+        path: the file, readable by this user only (``chmod 600``).
+
+    Returns:
+        The key, in hex.
+
+    Raises:
+        ValueError: the file cannot be read, is empty, or holds no hexadecimal key (it is named).
+
+    Example:
+        >>> key = read_authkey_file(Path.home() / ".burn" / "run.key")  # doctest: +SKIP
+    """
+    try:
+        with open(path, encoding="ascii") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            key = file.read(1 << 16).strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"burn_train.launch: cannot read the key file {os.fspath(path)!r}: {error}"
+        ) from None
+    if not key:
+        raise ValueError(f"burn_train.launch: the key file {os.fspath(path)!r} is empty")
+    _check_hex(key, f"the key in {os.fspath(path)!r}")
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warnings.warn(
+            f"burn_train.launch: the key file {os.fspath(path)!r} can be read by other users "
+            f"(mode {stat.S_IMODE(mode):o}); `chmod 600` it",
+            stacklevel=2,
+        )
+    return key
 
 
 def _wait(processes: list[subprocess.Popen[Any]], received: list[int]) -> int:
@@ -186,10 +239,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--node-rank", type=int, default=0, help="this machine's place in [0, nnodes)")
     parser.add_argument("--master-addr", default="127.0.0.1", help="the address of node 0")
     parser.add_argument("--master-port", type=int, default=None, help="the port rank 0 listens on")
-    parser.add_argument("--authkey", default=None, help="the run's shared secret (hex); BURN_AUTHKEY too")
+    parser.add_argument(
+        "--authkey-file",
+        default=None,
+        help="a file holding the run's shared secret (hex); else BURN_AUTHKEY, else a fresh one",
+    )
+    parser.add_argument("--authkey", default=None, help=argparse.SUPPRESS)  # refused, with the why
     parser.add_argument("-m", dest="module", default=None, help="run a module, as python -m does")
     parser.add_argument("program", nargs=argparse.REMAINDER, help="the script and its arguments")
     args = parser.parse_args(argv)
+    if args.authkey is not None:
+        parser.error(
+            "--authkey VALUE would show the key to every user of this machine (the process list); set "
+            "BURN_AUTHKEY in the environment or pass --authkey-file PATH instead"
+        )
     if args.module is not None:
         command = [sys.executable, "-m", args.module, *args.program]
     elif args.program:
@@ -197,9 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser.error("expected a script (or -m module) to run")
     try:
+        key = read_authkey_file(args.authkey_file) if args.authkey_file is not None else None
         return launch(
             command, args.nproc_per_node, args.nnodes, args.node_rank, args.master_addr, args.master_port,
-            args.authkey,
+            key,
         )  # fmt: skip
     except ValueError as error:
         parser.error(str(error))  # exits with 2
