@@ -18,7 +18,7 @@ class AdaGradConfig(_OptimizerConfig):
         lr_decay: the step ``t`` uses ``lr / (1 + (t - 1) * lr_decay)`` (>= 0).
         epsilon: added to the denominator (>= 0); Burn's default ``1e-5``, PyTorch's ``1e-10``.
         weight_decay: an L2 penalty added to the gradient, or ``None``.
-        grad_clipping: clipping of each parameter's gradient, or ``None``.
+        grad_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None``.
     """
 
     lr_decay: float = 0.0

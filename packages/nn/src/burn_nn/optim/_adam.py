@@ -34,7 +34,7 @@ class AdamConfig(_OptimizerConfig):
         amsgrad: whether to divide by the running maximum of the second moment (AMSGrad).
         weight_decay: an L2 penalty added to the gradient (PyTorch ``Adam``'s ``weight_decay``), or
             ``None``; see ``AdamWConfig`` for decoupled decay.
-        grad_clipping: clipping of each parameter's gradient, or ``None``.
+        grad_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None``.
         capturable: keep the step count on the device (an int tensor in the state) and compute the bias
             corrections there, as PyTorch's ``capturable=True``: a step replayed by
             ``burn_fusion.replay`` then advances the count with the rest of its work. The values are
@@ -312,7 +312,7 @@ class AdamWConfig(_OptimizerConfig):
         cautious_weight_decay: decay only the values whose sign agrees with the first moment's
             (Cautious Weight Decay, arXiv:2510.12402).
         amsgrad: whether to divide by the running maximum of the second moment.
-        grad_clipping: clipping of each parameter's gradient, or ``None``.
+        grad_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None``.
         capturable: keep the step count on the device, as ``AdamConfig.capturable``.
     """
 

@@ -23,7 +23,7 @@ class AdanConfig(_OptimizerConfig):
         weight_decay: the decay factor ``λ`` (>= 0).
         no_prox: apply the decay as AdamW does (``param * (1 - lr λ)`` before the update) instead of the
             proximal form (``/ (1 + lr λ)`` after it).
-        grad_clipping: clipping of each parameter's gradient, or ``None``.
+        grad_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None``.
     """
 
     beta_1: float = 0.98

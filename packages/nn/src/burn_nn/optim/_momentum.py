@@ -16,7 +16,8 @@ class MomentumConfig(Config):
     Args:
         momentum: the factor ``μ`` (>= 0) the velocity decays by each step.
         dampening: the factor ``τ`` in ``[0, 1]``; each new gradient enters the velocity times ``1 - τ``
-            (except the first, which starts it, as in PyTorch).
+            (except the first, which starts it, as in PyTorch). Burn's default ``0.1``; PyTorch's ``SGD``
+            has ``dampening=0``.
         nesterov: whether the step uses Nesterov's look-ahead ``grad + μ * velocity`` instead of the
             velocity.
     """

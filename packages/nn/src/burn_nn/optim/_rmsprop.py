@@ -21,7 +21,7 @@ class RmsPropConfig(_OptimizerConfig):
         centered: whether to divide by an estimate of the gradient's variance (the mean square minus
             the squared mean) instead of its mean square.
         weight_decay: an L2 penalty added to the gradient, or ``None``.
-        grad_clipping: clipping of each parameter's gradient, or ``None``.
+        grad_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None``.
     """
 
     alpha: float = 0.99

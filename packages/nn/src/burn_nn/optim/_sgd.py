@@ -18,8 +18,8 @@ class SgdConfig(_OptimizerConfig):
     Args:
         weight_decay: an L2 penalty added to the gradient, or ``None``.
         momentum: momentum settings, or ``None`` for plain gradient descent.
-        gradient_clipping: clipping of each parameter's gradient, or ``None`` (Burn names this field
-            ``gradient_clipping`` for SGD and ``grad_clipping`` for the other optimizers).
+        gradient_clipping: a ``GradientClippingConfig`` (per parameter or global), or ``None`` (Burn
+            names this field ``gradient_clipping`` for SGD and ``grad_clipping`` for the other optimizers).
 
     Example:
         >>> optim = SgdConfig(momentum=MomentumConfig(0.9, 0.0, nesterov=True)).init()
