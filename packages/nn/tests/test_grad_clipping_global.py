@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from burn_backend import Device, Tensor
+from burn_backend import Device, DType, Tensor
 from burn_nn import Module
 from burn_nn.optim import (
     GradientClipping,
@@ -128,3 +128,15 @@ def test_clip_grad_norm_errors(inner_device: Device, mlp: Any) -> None:
         clip_grad_norm({}, model, 1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"GradientClipping.GlobalNorm: max_norm must be a number >= 0"):
         GradientClipping.GlobalNorm(float("nan"))
+
+
+def test_global_norm_over_mixed_dtypes(inner_device: Device) -> None:
+    # an f16 gradient of 300 squares past f16's range (65504): its sum of squares is taken in f32
+    values = {DType.F32: [3.0, 0.0], DType.F64: [4.0], DType.F16: [300.0]}
+    grads = [Tensor.from_data(np.array(v, np.float32), inner_device).cast(d) for d, v in values.items()]
+    clipped = GradientClipping.GlobalNorm(2.0).clip_gradients(grads)
+    total = np.sqrt(9.0 + 16.0 + 300.0**2)
+    factor = min(1.0, 2.0 / (total + 1e-6))
+    for (dtype, value), grad in zip(values.items(), clipped, strict=True):
+        assert grad.dtype == dtype
+        np.testing.assert_allclose(grad.to_numpy().astype(np.float64), np.array(value) * factor, rtol=2e-3)
