@@ -394,3 +394,48 @@ def test_a_step_is_queued_before_the_last_steps_metrics_are_read(
         f"metric {step}" for step in range(1, steps + 1)
     ]
     assert events[2 * steps : 2 * steps + 3] == ["valid", "valid", "metric 1"]
+
+
+def _epoch_mean(log: Path) -> float:
+    rows = [line.split(",") for line in log.read_text().splitlines()]
+    return sum(float(v) * int(n) for v, n in rows) / sum(int(n) for _, n in rows)
+
+
+def test_restore_best_returns_the_model_of_the_best_epoch(tmp_path: Path) -> None:
+    from burn_record import NamedMpkFileRecorder
+
+    # the worst epoch by validation loss, so that the best by this measure is not the last epoch
+    model = toy.run(tmp_path, 3, builder_hook=lambda b: b.restore_best("Loss", direction=Direction.HIGHEST))
+    losses = {epoch: _epoch_mean(tmp_path / "valid" / f"epoch-{epoch}" / "Loss.log") for epoch in (1, 2, 3)}
+    best = max(losses, key=losses.__getitem__)
+    assert best != 3, losses
+    weights = toy.weights(model)
+    saved = NamedMpkFileRecorder().load(tmp_path / "checkpoint" / f"model-{best}")
+    np.testing.assert_array_equal(weights["linear1.weight"], saved["linear1"]["weight"].value.to_numpy())
+    # the returned model's validation loss, recomputed in float64, is the best epoch's
+    items = toy.dataset(128, 2)
+    x = np.stack([items.get(i).features for i in range(128)]).astype(np.float64)
+    labels = np.array([items.get(i).label for i in range(128)])
+    hidden = np.maximum(x @ weights["linear1.weight"] + weights["linear1.bias"], 0.0)
+    logits = hidden @ weights["linear2.weight"] + weights["linear2.bias"]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(-log_probs[np.arange(128), labels].mean(), losses[best], rtol=1e-5)
+    assert (
+        f"returning the model of epoch {best}, the best by valid Loss"
+        in (tmp_path / "experiment.log").read_text()
+    )
+
+
+def test_restore_best_needs_a_checkpointer_and_a_numeric_metric(tmp_path: Path) -> None:
+    from burn_autodiff import Autodiff
+    from burn_ndarray import NdArray
+    from burn_nn.optim import AdamConfig
+    from burn_train import LearnerBuilder
+
+    model = toy.Model(Autodiff(NdArray()).device())
+    with pytest.raises(ValueError, match=r"restore_best\('Loss'\): .*add with_file_checkpointer\(\)"):
+        LearnerBuilder(tmp_path).restore_best().build(model, AdamConfig().init(), 1e-3)
+    builder = LearnerBuilder(tmp_path).with_file_checkpointer().metric_valid_numeric(LossMetric())
+    with pytest.raises(ValueError, match=r"no numeric valid metric of that name \(registered: \['Loss'\]\)"):
+        builder.restore_best("Accuracy", direction=Direction.HIGHEST).build(model, AdamConfig().init(), 1e-3)

@@ -163,3 +163,36 @@ def test_slices_and_split_across_devices() -> None:
     assert all(part.device == device for part in parts)
     with pytest.raises(ValueError, match="at least one device"):
         split_dataloader(loader, [])
+
+
+def test_drop_last_matches_torch_with_shuffling_workers_resume_and_splits() -> None:
+    torch = pytest.importorskip("torch")
+    items = list(range(103))
+    ours = list(DataLoaderBuilder(ListBatcher()).batch_size(10).drop_last().build(InMemDataset(items)))
+    theirs = [b.tolist() for b in torch.utils.data.DataLoader(items, batch_size=10, drop_last=True)]
+    assert ours == theirs
+    assert [len(b) for b in ours] == [10] * 10
+    dataset = InMemDataset(list(range(50)))
+    shuffled = DataLoaderBuilder(ListBatcher()).batch_size(8).shuffle(3).drop_last()
+    loader = shuffled.build(dataset)
+    assert len(loader) == loader.num_batches() == 6
+    assert len(DataLoaderBuilder(ListBatcher()).batch_size(8).build(dataset)) == 7
+    epochs = _epochs(loader, 2)
+    for number, epoch in enumerate(epochs, start=1):
+        assert [len(b) for b in epoch] == [8] * 6
+        assert [x for b in epoch for x in b] == list(np.random.default_rng([3, number]).permutation(50)[:48])
+    assert epochs[0] != epochs[1]  # other items left out each epoch
+    assert _epochs(shuffled.num_workers(3).build(dataset), 2) == epochs
+    iterator = loader.iter()  # epoch 3
+    first = [next(iterator) for _ in range(2)]
+    assert iterator.progress() == (16, 48)
+    resumed = shuffled.build(dataset).load_state(loader.state())
+    rest = list(resumed)
+    assert first + rest == list(np.random.default_rng([3, 3]).permutation(50)[:48].reshape(6, 8).tolist())
+    devices = [default_device(), default_device()]
+    parts = split_dataloader(
+        DataLoaderBuilder(ListBatcher()).batch_size(8).drop_last().build(dataset), devices
+    )
+    assert [[len(b) for b in part] for part in parts] == [[8, 8, 8], [8, 8, 8]]  # 25 items each: 1 dropped
+    with pytest.raises(TypeError, match="drop_last: expected a bool"):
+        DataLoaderBuilder(ListBatcher()).drop_last(1)  # type: ignore[arg-type]

@@ -44,6 +44,8 @@ from ._output import run_train_step
 from ._plot import write_curves
 from ._renderer import CliRenderer, MetricsRenderer, TrainingProgress
 from ._state import (
+    Aggregate,
+    Direction,
     Interrupter,
     MetricEarlyStoppingStrategy,
     MetricsStore,
@@ -105,6 +107,7 @@ class LearnerBuilder:
         self._checkpointer: FileCheckpointer | None = None
         self._strategy: CheckpointingStrategy | None = None
         self._checkpoint: int | None = None
+        self._restore_best: MetricCheckpointingStrategy | None = None
         self._early_stopping: MetricEarlyStoppingStrategy | None = None
         self._interrupter = Interrupter()
         self._renderer: MetricsRenderer | None = None
@@ -240,6 +243,30 @@ class LearnerBuilder:
         self._checkpoint = epoch
         return self
 
+    def restore_best(
+        self,
+        metric: Any = "Loss",
+        aggregate: Aggregate = Aggregate.MEAN,
+        direction: Direction = Direction.LOWEST,
+        split: Split = Split.VALID,
+    ) -> LearnerBuilder:
+        """Make ``fit`` return the model of the best epoch by ``metric`` rather than the last one: the
+        checkpoint of that epoch is kept (whatever the checkpointing strategy) and its model loaded at
+        the end of the run. Needs ``with_file_checkpointer()`` and the metric registered as numeric for
+        ``split``; it does not combine with ``distributed()`` (rank 0 alone holds the checkpoints).
+
+        Args:
+            metric: the metric (or its name), ``"Loss"`` by default.
+            aggregate: how an epoch's value is made from its steps'.
+            direction: which way is better (``Direction.HIGHEST`` for an accuracy).
+            split: the split whose values count (validation by default).
+
+        Example:
+            >>> builder = LearnerBuilder("artifacts").with_file_checkpointer().restore_best("Loss")
+        """
+        self._restore_best = MetricCheckpointingStrategy(metric, aggregate, direction, split)
+        return self
+
     def early_stopping(self, strategy: MetricEarlyStoppingStrategy) -> LearnerBuilder:
         """Stop when ``strategy`` says so (checked after each epoch)."""
         if not callable(getattr(strategy, "should_stop", None)):
@@ -338,7 +365,29 @@ class LearnerBuilder:
             if any(m.name() == "Loss" and numeric for m, numeric in self._valid_metrics):
                 strategies.append(MetricCheckpointingStrategy("Loss"))
             strategy = ComposedCheckpointingStrategy(strategies)
+        if self._restore_best is not None:
+            self._check_restore_best(self._restore_best)
+            assert strategy is not None  # a checkpointer is set: it has a strategy
+            strategy = ComposedCheckpointingStrategy([strategy, self._restore_best])  # the best is kept
         return Learner(self, model, optimizer, scheduler, strategy)
+
+    def _check_restore_best(self, best: MetricCheckpointingStrategy) -> None:
+        where = f"LearnerBuilder.restore_best({best.metric!r})"
+        if self._checkpointer is None:
+            raise ValueError(
+                f"{where}: the best epoch's model is read from its checkpoint; add with_file_checkpointer()"
+            )
+        if self._group is not None:
+            raise ValueError(
+                f"{where}: does not combine with distributed() (rank 0 alone holds the checkpoints)"
+            )
+        metrics = self._valid_metrics if best.split is Split.VALID else self._train_metrics
+        numeric = sorted(m.name() for m, is_numeric in metrics if is_numeric)
+        if best.metric not in numeric:
+            raise ValueError(
+                f"{where}: no numeric {best.split.value} metric of that name (registered: "
+                f"{numeric or 'none'}); register it with metric_{best.split.value}_numeric"
+            )
 
 
 class Learner:
@@ -442,6 +491,8 @@ class Learner:
                 self._epochs(start_epoch, resumed_mid_epoch, train_loader, valid_loader, renderer)
                 if self._checkpointer is not None:
                     self._checkpointer.wait()  # the last checkpoint is on disk when fit returns
+                if b._restore_best is not None:
+                    self._load_best(b._restore_best, renderer)
             finally:
                 if self._checkpointer is not None:
                     with contextlib.suppress(Exception):  # an error already on its way wins
@@ -623,6 +674,20 @@ class Learner:
         return values
 
     # -- checkpoints --------------------------------------------------------------------------------
+    def _load_best(self, best: MetricCheckpointingStrategy, renderer: MetricsRenderer) -> None:
+        """Replace the model by the best epoch's (``restore_best``), from its checkpoint."""
+        assert self._checkpointer is not None
+        epoch = best.best(self._store)
+        what = f"{best.split.value} {best.metric}"
+        if epoch is None:
+            renderer.status(f"restore_best: no epoch has a {what} value; returning the last model")
+            log.warning("fit: no epoch has a %s value; the last model is returned", what)
+            return
+        self.model = self.model.load_record(self._checkpointer.load(epoch, "model"))
+        value = self._store.find_metric(best.metric, epoch, best.aggregate, best.split)
+        renderer.status(f"Returning the model of epoch {epoch}, the best by {what} ({value})")
+        log.info("fit: returning the model of epoch %s, the best by %s (%s)", epoch, what, value)
+
     def _save(self, epoch: int, train: Any, valid: Any, *, complete: bool, renderer: MetricsRenderer) -> None:
         checkpointer = self._checkpointer
         if checkpointer is None or self._rank != 0:  # the processes' replicas are equal: rank 0 writes

@@ -71,9 +71,10 @@ class DataLoaderBuilder(Generic[I, B]):
         self._num_workers = 0
         self._prefetch = 2
         self._device: Device | None = None
+        self._drop_last = False
 
     def batch_size(self, batch_size: int) -> DataLoaderBuilder[I, B]:
-        """Items per batch (the last batch of an epoch may be smaller).
+        """Items per batch (the last batch of an epoch may be smaller; see ``drop_last``).
 
         Raises:
             ValueError: ``batch_size`` is below 1.
@@ -89,6 +90,24 @@ class DataLoaderBuilder(Generic[I, B]):
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"DataLoaderBuilder.shuffle: expected a seed int >= 0, got {seed!r}")
         self._seed = seed
+        return self
+
+    def drop_last(self, drop: bool = True) -> DataLoaderBuilder[I, B]:
+        """Drop the last batch of each epoch when it is smaller than the batch size (PyTorch's
+        ``drop_last``): every batch then has ``batch_size`` items, and ``len(loader)`` counts only those.
+        With ``shuffle`` the items left out change from epoch to epoch; a loader split across devices or
+        processes drops each part's last, incomplete batch. Use it where a small batch harms training,
+        as with batch normalization (its statistics from a handful of items), not for validation.
+
+        Raises:
+            TypeError: ``drop`` is not a bool.
+
+        Example:
+            >>> builder = DataLoaderBuilder(MnistBatcher()).batch_size(64).drop_last()
+        """
+        if not isinstance(drop, bool):
+            raise TypeError(f"DataLoaderBuilder.drop_last: expected a bool, got {type(drop).__name__}")
+        self._drop_last = drop
         return self
 
     def num_workers(self, num_workers: int) -> DataLoaderBuilder[I, B]:
@@ -142,6 +161,7 @@ class DataLoaderBuilder(Generic[I, B]):
             num_workers=self._num_workers,
             prefetch=self._prefetch,
             device=self._device if self._device is not None else default_device(),
+            drop_last=self._drop_last,
         )
 
 
@@ -169,6 +189,7 @@ class DataLoader(Generic[B]):
         num_workers: int,
         prefetch: int,
         device: Device,
+        drop_last: bool = False,
     ) -> None:
         self._batcher = batcher
         self._dataset = dataset
@@ -177,6 +198,7 @@ class DataLoader(Generic[B]):
         self._num_workers = num_workers
         self._prefetch = prefetch
         self._device = device
+        self._drop_last = drop_last
         self._epoch = 0  # epochs started
         self._position = 0  # batches handed out in the current epoch
         self._complete = True  # whether the current epoch was fully handed out
@@ -195,6 +217,11 @@ class DataLoader(Generic[B]):
         return self._batch_size
 
     @property
+    def drop_last(self) -> bool:
+        """Whether the last, incomplete batch of each epoch is dropped."""
+        return self._drop_last
+
+    @property
     def num_workers(self) -> int:
         """The number of worker threads."""
         return self._num_workers
@@ -205,11 +232,14 @@ class DataLoader(Generic[B]):
         return self._dataset
 
     def num_items(self) -> int:
-        """Items per epoch."""
+        """Items of the dataset (with ``drop_last``, an epoch hands out ``num_batches() * batch_size``
+        of them)."""
         return self._dataset.len()
 
     def num_batches(self) -> int:
-        """Batches per epoch."""
+        """Batches per epoch (the last, incomplete one left out with ``drop_last``)."""
+        if self._drop_last:
+            return self.num_items() // self._batch_size
         return -(-self.num_items() // self._batch_size)
 
     def __len__(self) -> int:
@@ -310,7 +340,7 @@ class DataLoader(Generic[B]):
     def __repr__(self) -> str:
         return (
             f"DataLoader({self.num_items()} items, batch_size={self._batch_size}, shuffle={self._seed}, "
-            f"num_workers={self._num_workers}, device={self._device})"
+            f"drop_last={self._drop_last}, num_workers={self._num_workers}, device={self._device})"
         )
 
 
@@ -327,6 +357,9 @@ class DataLoaderIterator(Iterator[B]):
         order = loader.order(epoch)
         size = loader.batch_size
         self._batches = [order[i : i + size] for i in range(0, len(order), size)]
+        if loader.drop_last and self._batches and len(self._batches[-1]) < size:
+            self._batches.pop()
+        self._items_total = sum(len(batch) for batch in self._batches)
         self._next = start
         self._items_done = sum(len(b) for b in self._batches[:start])
         self._pending: collections.deque[tuple[int, Future[B]]] = collections.deque()
@@ -346,8 +379,8 @@ class DataLoaderIterator(Iterator[B]):
         return self._next
 
     def progress(self) -> tuple[int, int]:
-        """``(items handed out, items in the epoch)``."""
-        return self._items_done, self._loader.num_items()
+        """``(items handed out, items in the epoch)`` (without a dropped last batch)."""
+        return self._items_done, self._items_total
 
     def __iter__(self) -> DataLoaderIterator[B]:
         return self
