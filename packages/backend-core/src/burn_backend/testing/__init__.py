@@ -12,8 +12,11 @@ methods whose parameters differ from the interface. A backend class that still l
 runs too: each is a stub raising ``NotImplementedError``, which fails the tests that reach it. A backend
 declares the tests it cannot pass in its ``conformance_exclusions`` mapping (test-id pattern -> reason,
 ``*`` the only wildcard); they run as strict expected failures, so an exclusion that starts passing is
-reported, and a pattern that matches no test is an error. ``docs/advanced/writing-a-backend.md``
-documents it all.
+reported, and a pattern that matches no test is an error. Where the interface leaves results to the
+backend (an int division by zero, signed overflow, shifts past the width), the suite checks NumPy's
+values in tests marked with the group (``IMPLEMENTATION_DEFINED``); a backend that differs declares the
+group, ``"implementation-defined:int-division-by-zero"`` -> reason, and those tests skip for it.
+``docs/advanced/writing-a-backend.md`` documents it all.
 """
 
 from .._backend import interface_methods as interface_methods
@@ -23,9 +26,11 @@ from ._helpers import check as check
 from ._helpers import make as make
 from ._helpers import random_array as random_array
 from ._helpers import require_dtype as require_dtype
+from ._implementation_defined import IMPLEMENTATION_DEFINED as IMPLEMENTATION_DEFINED
 
 __all__ = [
     "FLOAT_DTYPES",
+    "IMPLEMENTATION_DEFINED",
     "INT_DTYPES",
     "check",
     "interface_methods",

@@ -3,7 +3,8 @@
 It adds ``--backend SPEC`` (repeatable) and the ``device`` fixture, parametrized over the backends;
 lets a backend class that still lacks abstract methods run (each missing method is a stub that raises
 ``NotImplementedError``); installs the spy on each backend under test; and turns the backend's declared
-exclusions into strict expected failures, rejecting a pattern that matches no test of a complete run.
+exclusions into strict expected failures, rejecting a pattern that matches no test of a complete run;
+skips the tests of the implementation-defined groups a backend declares.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import hashlib
 import importlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+
+from ._implementation_defined import EXCLUSION_PREFIX, IMPLEMENTATION_DEFINED
 
 SUITE_DIR = Path(__file__).parent
 
@@ -31,6 +35,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="backend for the Burn conformance suite: a device spec (ndarray, autodiff-ndarray:0) or "
         "module:expression (burn_ndarray:NdArray()); repeatable. "
         "Default: $BURN_DEVICE or the default device.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "implementation_defined(group): the test checks NumPy's values where the interface leaves them "
+        "to the backend; a backend declaring 'implementation-defined:<group>' in its "
+        "conformance_exclusions skips it",
     )
 
 
@@ -139,10 +152,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if device is None:
             continue
         exclusions = getattr(device.backend, "conformance_exclusions", {})
+        groups = declared_groups(device.backend.name, exclusions)
+        marked = [mark.args[0] for mark in item.iter_markers("implementation_defined")]
+        declared = [group for group in marked if group in groups]
+        if declared:
+            reason = groups[declared[0]]
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"implementation-defined ({declared[0]}) on {device.backend.name}: {reason}"
+                )
+            )
         test_id = _suite_id(item)
         assert test_id is not None
-        matching = [pattern for pattern in exclusions if exclusion_matches(pattern, test_id)]
-        unmatched.setdefault(device.backend.stack_name, set(exclusions)).difference_update(matching)
+        patterns = [pattern for pattern in exclusions if not pattern.startswith(EXCLUSION_PREFIX)]
+        matching = [pattern for pattern in patterns if exclusion_matches(pattern, test_id)]
+        unmatched.setdefault(device.backend.stack_name, set(patterns)).difference_update(matching)
         if matching:
             reason = exclusions[matching[0]]
             item.add_marker(
@@ -169,6 +193,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "A pattern matches a test id such as 'float/test_math.py::test_erf[ndarray-f32]', or the id "
             "without its [parameters], character for character; '*' is the only wildcard."
         )
+
+
+def declared_groups(backend: str, exclusions: Mapping[str, str]) -> dict[str, str]:
+    """The implementation-defined groups that ``exclusions`` declare (``"implementation-defined:<group>"``
+    keys), with their reasons; a group the suite does not know is an error (a typo would leave its tests
+    running and failing)."""
+    groups = {
+        key.removeprefix(EXCLUSION_PREFIX): reason
+        for key, reason in exclusions.items()
+        if key.startswith(EXCLUSION_PREFIX)
+    }
+    unknown = sorted(group for group in groups if group not in IMPLEMENTATION_DEFINED)
+    if unknown:
+        known = ", ".join(f"{EXCLUSION_PREFIX}{group}" for group in IMPLEMENTATION_DEFINED)
+        raise pytest.UsageError(
+            f"conformance_exclusions of {backend}: no implementation-defined group {unknown}; the groups "
+            f"are {known} (burn_backend.testing.IMPLEMENTATION_DEFINED)"
+        )
+    return groups
 
 
 def _unfiltered(config: pytest.Config) -> bool:

@@ -23,7 +23,16 @@ from burn_backend.kit import (
     resolved,
     run_op_by_op,
 )
-from burn_backend.testing import FLOAT_DTYPES, INT_DTYPES, check, interface_methods, make, require_dtype
+from burn_backend.testing import (
+    FLOAT_DTYPES,
+    IMPLEMENTATION_DEFINED,
+    INT_DTYPES,
+    check,
+    interface_methods,
+    make,
+    require_dtype,
+)
+from burn_backend.testing._implementation_defined import implementation_defined
 from burn_backend.testing.core._common import values
 
 DTYPES = {Kind.FLOAT: FLOAT_DTYPES, Kind.INT: INT_DTYPES, Kind.BOOL: (DType.BOOL,)}
@@ -247,16 +256,68 @@ def check_special(result: Tensor, op: ElementwiseOp, inputs: list[Any], dtype: D
     check(result, np.where(nan | infinite, got, expected), dtype, scale=op.tolerance_scale)
 
 
+def selected(op: ElementwiseOp, inputs: list[Any], mask: np.ndarray[Any, Any]) -> list[Any]:
+    """``inputs`` at the elements of ``mask`` (of the result's shape): each tensor operand broadcast and
+    taken there, in one dim; the scalars as they are."""
+    tensors = np.broadcast_arrays(*inputs[: op.arity])
+    return [tensor[mask] for tensor in tensors] + inputs[op.arity :]
+
+
+def required_operands(op: ElementwiseOp, dtype: DType) -> list[list[Any]]:
+    """The special operand lists of ``op`` without their implementation-defined elements (a list that
+    has some keeps the others, in one dim; one that has only those is left out)."""
+    lists = []
+    for inputs in special_operands(op, dtype):
+        groups = implementation_defined(op, dtype, inputs)
+        if not groups:
+            lists.append(inputs)
+            continue
+        required = ~np.logical_or.reduce(list(groups.values()))
+        if required.any():
+            lists.append(selected(op, inputs, required))
+    return lists
+
+
+def group_operands(op: ElementwiseOp, dtype: DType, group: str) -> list[list[Any]]:
+    """The special operand lists of ``op``, each at its elements of the implementation-defined
+    ``group`` (in one dim), where it has some."""
+    lists = []
+    for inputs in special_operands(op, dtype):
+        mask = implementation_defined(op, dtype, inputs).get(group)
+        if mask is not None:
+            lists.append(selected(op, inputs, mask))
+    return lists
+
+
+def run_op(device: Device, op: ElementwiseOp, inputs: list[Any]) -> Tensor:
+    """``op`` on ``inputs`` through the backend's method."""
+    arguments = [make(value, device).primitive for value in inputs[: op.arity]] + inputs[op.arity :]
+    return Tensor.from_primitive(getattr(device.backend, op.name)(*arguments), device)
+
+
+def run_compiled(device: Device, op: ElementwiseOp, inputs: list[Any], dtype: DType) -> Tensor:
+    """``op`` on ``inputs`` as a block of the one op, compiled by the backend (skips where it compiles
+    none: the op runs as its method)."""
+    tensors, scalars = inputs[: op.arity], tuple(inputs[op.arity :])
+    step = ElementwiseStep(op.name, tuple(range(op.arity)), scalars)
+    block = ElementwiseBlock(tuple(TensorSpec(dtype, t.shape) for t in tensors), (step,), (op.arity,))
+    plan = device.backend.compile_elementwise(block, device)
+    if plan is None:
+        pytest.skip(f"{device.backend.stack_name} compiles no block of {op.name} on {dtype}: run op by op")
+    (output,) = resolved(plan([make(t, device).primitive for t in tensors], scalars))
+    return Tensor.from_primitive(output, device)
+
+
 @pytest.mark.parametrize(
     ("name", "dtype"), SPECIAL_CASES, ids=[f"{name}-{dtype}" for name, dtype in SPECIAL_CASES]
 )
 def test_backend_computes_the_reference_at_special_values(device: Device, name: str, dtype: DType) -> None:
+    # the values every backend gives: IEEE 754's at infinities, NaN and signed zeros, NumPy's at the int
+    # extremes; the implementation-defined ones are the tests below
     require_dtype(device, dtype)
     op = ELEMENTWISE_OPS[name]
-    for inputs in special_operands(op, dtype):
-        arguments = [make(value, device).primitive for value in inputs[: op.arity]] + inputs[op.arity :]
-        result = Tensor.from_primitive(getattr(device.backend, name)(*arguments), device)
-        check_special(result, op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}")
+    for inputs in required_operands(op, dtype):
+        check_special(run_op(device, op, inputs), op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}")
 
 
 @pytest.mark.parametrize(
@@ -269,12 +330,44 @@ def test_compiled_blocks_compute_the_reference_at_special_values(
     # what the op alone gives, NaN and infinities included
     require_dtype(device, dtype)
     op = ELEMENTWISE_OPS[name]
-    for inputs in special_operands(op, dtype):
-        tensors, scalars = inputs[: op.arity], tuple(inputs[op.arity :])
-        step = ElementwiseStep(name, tuple(range(op.arity)), scalars)
-        block = ElementwiseBlock(tuple(TensorSpec(dtype, t.shape) for t in tensors), (step,), (op.arity,))
-        plan = device.backend.compile_elementwise(block, device)
-        if plan is None:
-            pytest.skip(f"{device.backend.stack_name} compiles no block of {name} on {dtype}: run op by op")
-        (output,) = resolved(plan([make(t, device).primitive for t in tensors], scalars))
-        check_special(Tensor.from_primitive(output, device), op, inputs, dtype, f"{name}{scalars}, compiled")
+    for inputs in required_operands(op, dtype):
+        result = run_compiled(device, op, inputs, dtype)
+        check_special(result, op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}, compiled")
+
+
+# (group, op, dtype) for each implementation-defined group an op's special values reach on a dtype; each
+# test is marked with its group, which a backend declares as "implementation-defined:<group>"
+GROUP_CASES = [
+    (group, name, dtype)
+    for name, dtype in SPECIAL_CASES
+    for group in IMPLEMENTATION_DEFINED
+    if group_operands(ELEMENTWISE_OPS[name], dtype, group)
+]
+GROUP_PARAMS = [
+    pytest.param(
+        group, name, dtype, marks=pytest.mark.implementation_defined(group), id=f"{group}-{name}-{dtype}"
+    )
+    for group, name, dtype in GROUP_CASES
+]
+
+
+@pytest.mark.parametrize(("group", "name", "dtype"), GROUP_PARAMS)
+def test_implementation_defined_special_values(
+    device: Device, group: str, name: str, dtype: DType
+) -> None:
+    # NumPy's values (NdArray's and Cuda's) where the interface leaves them to the backend
+    require_dtype(device, dtype)
+    op = ELEMENTWISE_OPS[name]
+    for inputs in group_operands(op, dtype, group):
+        check_special(run_op(device, op, inputs), op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}")
+
+
+@pytest.mark.parametrize(("group", "name", "dtype"), GROUP_PARAMS)
+def test_compiled_implementation_defined_special_values(
+    device: Device, group: str, name: str, dtype: DType
+) -> None:
+    require_dtype(device, dtype)
+    op = ELEMENTWISE_OPS[name]
+    for inputs in group_operands(op, dtype, group):
+        result = run_compiled(device, op, inputs, dtype)
+        check_special(result, op, inputs, dtype, f"{name}{tuple(inputs[op.arity :])}, compiled")
