@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from burn_train import CliRenderer, MetricEntry, MetricMetadata, TuiRenderer, write_curves
+from burn_train import (
+    CliRenderer,
+    MetricEntry,
+    MetricMetadata,
+    TrainingProgress,
+    TuiRenderer,
+    write_curves,
+)
 from burn_train._dashboard import _KeyListener, braille_chart
 from burn_train._learner import default_renderer
 
@@ -147,6 +154,42 @@ def test_without_a_terminal_one_line_per_epoch(monkeypatch: pytest.MonkeyPatch) 
     entry = MetricEntry("Accuracy", "", "", unit="%")
     renderer.end_epoch(3, {"train": [(entry, 91.234)], "valid": [(entry, 90.0)]}, 2.04)
     assert stream.getvalue() == "[Epoch  3/10] train Accuracy 91.23 % | valid Accuracy 90.00 % | 2.0 s\n"
+
+
+def test_without_a_terminal_a_progress_line_every_interval_on_a_fake_clock() -> None:
+    now = [100.0]
+    stream = io.StringIO()
+    renderer = CliRenderer(stream, interval=5, clock=lambda: now[0])
+    renderer.start("run", 10, 1)
+    loss = MetricEntry("Loss", "0.500", "", value=0.5, running=0.4, precision=3)
+    note = MetricEntry("Note", "", "")  # a metric with nothing to show is left out
+    for step in range(1, 101):  # 32 items a step, 4 steps a second: 128 items/s
+        now[0] = 100.0 + 0.25 * step
+        renderer.update(TrainingProgress("train", 2, 10, step, 100, 32 * step, 3200), [loss, note])
+    lines = stream.getvalue().splitlines()
+    # the first step starts the clock; then a line every 5 s (20 steps): steps 21, 41, 61, 81
+    assert len(lines) == 4
+    for line, step in zip(lines, (21, 41, 61, 81)):
+        eta = round((3200 - 32 * step) / 128)
+        assert line == (
+            f"[Epoch  2/10] train {step}/100 ({100 * 32 * step / 3200:.1f} %) | Loss 0.400 | 128.0 items/s | "
+            f"ETA 0:00:{eta:02d}"
+        )
+    assert lines[0].endswith("ETA 0:00:20")  # 2528 items left at 128 items/s: 19.75 s
+    stream.truncate(0)
+    stream.seek(0)
+    for step in range(1, 30):  # validation starts its own clock, at 2 s a step
+        now[0] = 200.0 + 2 * step
+        renderer.update(TrainingProgress("valid", 2, 10, step, 0, 10 * step, 0), [])
+    assert stream.getvalue().splitlines()[0] == "[Epoch  2/10] valid 4 | 5.0 items/s | ETA -"
+    quiet = io.StringIO()
+    silent = CliRenderer(quiet, interval=None, clock=lambda: now[0])
+    for step in range(1, 50):
+        now[0] += 10
+        silent.update(TrainingProgress("train", 1, 1, step, 50, step, 50), [loss])
+    assert quiet.getvalue() == ""
+    with pytest.raises(ValueError, match="interval must be seconds > 0 or None, got 0"):
+        CliRenderer(interval=0)
 
 
 def test_curves_file_is_self_contained_svg(tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
-"""How a run is shown: the ``MetricsRenderer`` protocol, ``TrainingProgress``, and ``CliRenderer`` (one line
-per epoch: the renderer without a terminal, in CI or a log file)."""
+"""How a run is shown: the ``MetricsRenderer`` protocol, ``TrainingProgress``, and ``CliRenderer`` (a
+progress line every few seconds and one line per epoch: the renderer without a terminal, in CI or a log
+file)."""
 
 from __future__ import annotations
 
+import math
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TextIO, runtime_checkable
 
@@ -65,8 +68,27 @@ class MetricsRenderer(Protocol):
         ...
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` as ``H:MM:SS``."""
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 class CliRenderer:
-    """One line per epoch with each metric's epoch value, and status messages; nothing per step.
+    """Plain text for a run without a terminal (CI, a log file, a notebook's output): every ``interval``
+    seconds a progress line with the step, the metrics' values so far in the epoch, the items per second
+    and the time left in the epoch (as PyTorch Lightning's plain progress), one line per epoch with
+    each metric's epoch value, and status messages.
+
+    Args:
+        stream: where lines go (standard output by default, looked up at each line).
+        interval: the seconds between progress lines within an epoch (``None``: none, only the epoch
+            lines). The first comes ``interval`` seconds into a split's epoch, so short epochs print
+            their epoch line only.
+        clock: the clock read for the interval and the speed (``time.monotonic`` by default).
+
+    Raises:
+        ValueError: ``interval`` is not a positive number or ``None``.
 
     Example:
         >>> renderer = CliRenderer()
@@ -75,9 +97,26 @@ class CliRenderer:
         [Epoch  1/10] train - | 1.2 s
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        interval: float | None = 5.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if interval is not None and (isinstance(interval, bool) or not isinstance(interval, (int, float))):
+            raise ValueError(f"CliRenderer: interval must be seconds > 0 or None, got {interval!r}")
+        if interval is not None and not interval > 0:
+            raise ValueError(f"CliRenderer: interval must be seconds > 0 or None, got {interval!r}")
         self._stream = stream
         self._epoch_total = 0
+        self._interval = None if interval is None else float(interval)
+        self._clock = clock if clock is not None else time.monotonic
+        # the split and epoch being shown, when and at which item count their first step was seen, and
+        # when the last progress line was printed
+        self._current: tuple[str, int] | None = None
+        self._first = (0.0, 0)
+        self._printed = 0.0
 
     def _out(self) -> TextIO:
         return self._stream if self._stream is not None else sys.stdout
@@ -89,7 +128,44 @@ class CliRenderer:
             print(f"Resuming at epoch {start_epoch}/{epoch_total}", file=self._out(), flush=True)
 
     def update(self, progress: TrainingProgress, entries: Sequence[MetricEntry]) -> None:
-        """Nothing per step."""
+        """Print ``[Epoch  2/10] train 120/469 (25.6 %) | Loss 0.412 | 850.3 items/s | ETA 0:00:52``
+        once ``interval`` seconds have passed since the split's first step or the last such line. The
+        speed counts the items since the split's first step of the epoch (so the first step's warm-up
+        is left out); the ETA is the epoch's items left at that speed."""
+        if self._interval is None:
+            return
+        now = self._clock()
+        if self._current != (progress.split, progress.epoch):
+            self._current = (progress.split, progress.epoch)
+            self._first = (now, progress.items_processed)
+            self._printed = now
+            return
+        if now - self._printed < self._interval:
+            return
+        self._printed = now
+        print(self._progress_line(progress, entries, now), file=self._out(), flush=True)
+
+    def _progress_line(self, progress: TrainingProgress, entries: Sequence[MetricEntry], now: float) -> str:
+        width = len(str(self._epoch_total))
+        step = (
+            f"{progress.iteration}/{progress.iterations}" if progress.iterations else str(progress.iteration)
+        )
+        if progress.items_total:
+            step += f" ({100 * progress.items_processed / progress.items_total:.1f} %)"
+        parts = [f"[Epoch {progress.epoch:{width}d}/{self._epoch_total}] {progress.split} {step}"]
+        shown = [
+            f"{entry.name} {entry.format(entry.running) if entry.running is not None else entry.formatted}"
+            for entry in entries
+            if entry.running is not None or entry.formatted
+        ]
+        if shown:
+            parts.append(", ".join(shown))
+        began, items = self._first
+        rate = (progress.items_processed - items) / (now - began) if now > began else math.nan
+        parts.append(f"{rate:.1f} items/s" if math.isfinite(rate) else "- items/s")
+        left = progress.items_total - progress.items_processed
+        parts.append(f"ETA {_duration(left / rate)}" if progress.items_total and rate > 0 else "ETA -")
+        return " | ".join(parts)
 
     def end_epoch(
         self, epoch: int, values: Mapping[str, Sequence[tuple[MetricEntry, float]]], seconds: float
