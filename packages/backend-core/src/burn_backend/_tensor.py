@@ -26,6 +26,7 @@ from ._tensor_base import (
     shape_arg,
 )
 from ._tensor_data import check_device_exists, resolve
+from ._tensor_hints import install_spellings
 from ._tensor_protocol import TensorProtocol
 
 __all__ = ["DTypeLike", "DeviceLike", "Tensor", "check_device_exists", "resolve"]
@@ -363,3 +364,6 @@ class Tensor(TensorProtocol):
                 f"got one on {tensor._device}{device_difference(tensor._device, inner)}"
             )
         return cls(getattr(backend, tensor.kind.prefix + "from_inner")(tensor._primitive), device)
+
+
+install_spellings(Tensor)

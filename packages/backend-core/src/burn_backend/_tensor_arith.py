@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ._data import TensorData
-from ._dtype import Kind
+from ._dtype import KIND_OF_ID, KIND_OF_TYPE, Kind
 from ._shape import broadcast_shapes, normalize_dim
 from ._tensor_base import (
     NDArray,
@@ -23,6 +23,55 @@ if TYPE_CHECKING:
 
 
 _INT_DIVISIONS = ("div", "remainder")
+
+
+def binary_method(
+    name: str, doc: str, general: Callable[[Any, Any], Tensor] | None = None
+) -> Callable[[Any, Tensor | Number | NDArray], Tensor]:
+    """The method ``self <name> other``: the common case inline, everything else by ``general`` (by
+    default ``self._arith(name, other)``).
+
+    The common case is a tensor of this tensor's dtype (the same dtype object), shape and device object,
+    or a Python float for a Float tensor: no check can fail, so none runs, and the backend method is
+    found by the type of the primitive's dtype in one lookup. Every other operand, kind, and every error,
+    takes ``general`` (``_arith``'s checks, messages and conversions). Int divisions always do: their
+    divisor is checked for zeros."""
+    tensor_ops: dict[object, str] = {}
+    scalar_ops: dict[object, str] = {}
+    for key, kind in [*KIND_OF_TYPE.items(), *KIND_OF_ID.items()]:
+        if kind is Kind.FLOAT or (kind is Kind.INT and name not in _INT_DIVISIONS):
+            tensor_ops[key] = kind.prefix + name
+        if kind is Kind.FLOAT:
+            scalar_ops[key] = f"float_{name}_scalar"
+
+    def op(self: Tensor, other: Tensor | Number | NDArray) -> Tensor:
+        p = self._primitive
+        dtype = p.dtype
+        if isinstance(other, TensorBase):
+            q = other._primitive
+            device = self._device
+            if dtype is q.dtype and device is other._device and p.shape == q.shape:
+                method = tensor_ops.get(type(dtype)) or tensor_ops.get(id(dtype))
+                if method is not None:
+                    out = object.__new__(type(self))
+                    out._primitive = getattr(device.backend, method)(p, q)
+                    out._device = device
+                    return out
+        elif type(other) is float:
+            method = scalar_ops.get(type(dtype)) or scalar_ops.get(id(dtype))
+            if method is not None:
+                device = self._device
+                out = object.__new__(type(self))
+                out._primitive = getattr(device.backend, method)(p, other)
+                out._device = device
+                return out
+        if general is not None:
+            return general(self, other)
+        return self._arith(name, other)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
 def _float_unary(name: str, doc: str) -> Callable[[Any], Tensor]:
@@ -157,34 +206,29 @@ class TensorArithmetic(TensorDataOps):
                 )
         return self._cls.from_data(TensorData(array, dtype), self._device, dtype)
 
-    def add(self, other: Tensor | Number | NDArray) -> Tensor:
-        """``self + other``: a tensor of the same dtype (shapes broadcast), a NumPy array or a scalar."""
-        return self._arith("add", other)
-
-    def sub(self, other: Tensor | Number | NDArray) -> Tensor:
-        """``self - other``."""
-        return self._arith("sub", other)
-
-    def mul(self, other: Tensor | Number | NDArray) -> Tensor:
-        """``self * other``."""
-        return self._arith("mul", other)
-
-    def div(self, other: Tensor | Number | NDArray) -> Tensor:
+    add = binary_method(
+        "add",
+        """``self + other``: a tensor of the same dtype (shapes broadcast), a NumPy array or a scalar.""",
+    )
+    sub = binary_method("sub", """``self - other``.""")
+    mul = binary_method("mul", """``self * other``.""")
+    div = binary_method(
+        "div",
         """``self / other``; on Int tensors, floor division.
 
         Raises:
             ZeroDivisionError: an Int division by zero (a tensor divisor is read where the backend
                 ``validates_index_values``).
-        """
-        return self._arith("div", other)
-
-    def remainder(self, other: Tensor | Number | NDArray) -> Tensor:
+        """,
+    )
+    remainder = binary_method(
+        "remainder",
         """``self % other``, with the sign of ``other`` (Python's and PyTorch's convention).
 
         Raises:
             ZeroDivisionError: an Int remainder by zero (as for ``div``).
-        """
-        return self._arith("remainder", other)
+        """,
+    )
 
     def add_scalar(self, other: Number) -> Tensor:
         """``self + scalar``."""

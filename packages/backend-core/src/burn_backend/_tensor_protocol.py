@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ._backend import AutodiffBackend, Gradients
 from ._device import Device
 from ._dtype import DType, Kind
+from ._tensor_arith import binary_method
 from ._tensor_base import (
     KIND_NAMES,
     NDArray,
     Number,
     TensorBase,
 )
-from ._tensor_hints import spelling_error
+from ._tensor_hints import SPELLINGS
 from ._tensor_math import TensorMath
 
 if TYPE_CHECKING:
@@ -103,40 +104,24 @@ class TensorProtocol(TensorMath):
         primitive = getattr(backend, self.kind.prefix + "inner")(self._primitive)
         return self._cls(primitive, self._inner_device())
 
-    if not TYPE_CHECKING:  # hidden from the type checker, which would accept any attribute otherwise
-
-        def __getattr__(self, name: str) -> Any:
-            # only names the class lacks get here: a PyTorch spelling gets Burn's name in the error
-            error = spelling_error(name)
-            if error is not None:
-                raise error
-            raise AttributeError(
-                f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
-            )
-
     # == Python protocol ===========================================================================
-    def __add__(self, other: Tensor | Number | NDArray) -> Tensor:
-        return self._arith("add", other)
-
-    def __radd__(self, other: Number | NDArray) -> Tensor:
-        return self._arith("add", other)
-
-    def __sub__(self, other: Tensor | Number | NDArray) -> Tensor:
-        return self._arith("sub", other)
+    # the operators are the methods themselves: no call in between on the hot path
+    __add__ = TensorMath.add
+    __radd__ = TensorMath.add
+    __sub__ = TensorMath.sub
 
     def __rsub__(self, other: Number | NDArray) -> Tensor:
         return self.neg()._arith("add", other)
 
-    def __mul__(self, other: Tensor | Number | NDArray) -> Tensor:
-        return self._arith("mul", other)
+    __mul__ = TensorMath.mul
+    __rmul__ = TensorMath.mul
 
-    def __rmul__(self, other: Number | NDArray) -> Tensor:
-        return self._arith("mul", other)
-
-    def __truediv__(self, other: Tensor | Number | NDArray) -> Tensor:
+    def _true_division(self, other: object) -> Tensor:
         if self.kind is Kind.INT:
             raise TypeError("/: true division of an Int tensor; use // for floor division or .float() first")
         return self._arith("div", other)
+
+    __truediv__ = binary_method("div", "``self / other`` for Float tensors.", _true_division)
 
     def __rtruediv__(self, other: Number | NDArray) -> Tensor:
         self._require_kind("/", Kind.FLOAT)
@@ -150,8 +135,7 @@ class TensorProtocol(TensorMath):
     def __rfloordiv__(self, other: Number | NDArray) -> Tensor:
         return self._reflected("div", other).__floordiv__(cast("Tensor", self))
 
-    def __mod__(self, other: Tensor | Number | NDArray) -> Tensor:
-        return self._arith("remainder", other)
+    __mod__ = TensorMath.remainder
 
     def __rmod__(self, other: Number | NDArray) -> Tensor:
         return self._reflected("remainder", other)._arith("remainder", self)
@@ -217,6 +201,10 @@ class TensorProtocol(TensorMath):
 
     def __le__(self, other: Tensor | Number) -> Tensor:
         return self.lower_equal(other)
+
+    def __dir__(self) -> list[str]:
+        # the PyTorch spellings are attributes only to raise their errors: not names to offer
+        return [name for name in super().__dir__() if name not in SPELLINGS]
 
     __hash__ = TensorBase.__hash__  # identity, as PyTorch's tensors: usable as dict keys
 

@@ -125,7 +125,7 @@ def test_cat_refuses_mixed_kinds(device: Device) -> None:
 def test_binary_ops_need_a_tensor_or_a_number(device: Device) -> None:
     a = floats(device)
     with pytest.raises(TypeError, match="add: expected a number"):
-        a + "one"  # type: ignore[operator]
+        a + "one"  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="matmul: expected a Tensor"):
         a.matmul(np.ones((3, 2)))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="equal: expected a number"):

@@ -61,6 +61,17 @@ def test_spelling_errors_are_attribute_errors_too(device: Device) -> None:
         getattr(x, "view")  # noqa: B009
 
 
+def test_spellings_are_not_offered_as_names(device: Device) -> None:
+    # the spellings are class attributes whose read raises: not listed, and raising on the class too
+    x = Tensor.ones([2], device)
+    names = dir(x)
+    assert {"reshape", "add"} <= set(names)
+    assert not {"view", "size", "add_", "mul_", "cuda"} & set(names)
+    assert not hasattr(Tensor, "view")
+    with pytest.raises(TypeError, match=r"Tensor.view\(\) is PyTorch's spelling: use reshape"):
+        getattr(Tensor, "view")  # noqa: B009
+
+
 def test_burn_spellings_still_work(device: Device) -> None:
     x = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
     assert x.sum().tolist() == [10.0]
