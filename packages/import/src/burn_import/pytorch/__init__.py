@@ -15,8 +15,9 @@ from burn_nn import Module
 from .._adapt import KeyRemap, LoadError, LoadResult, load_state_dict
 from .._recorder import LoadArgs as LoadArgs
 from .._recorder import PyTorchFileRecorder as PyTorchFileRecorder
-from ._reader import LazyArray as LazyArray
-from ._reader import PyTorchReadError as PyTorchReadError
+from ._lazy import LazyArray as LazyArray
+from ._lazy import PyTorchReadError as PyTorchReadError
+from ._limits import ReadLimits as ReadLimits
 from ._reader import read_pytorch as read_pytorch
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "LoadResult",
     "PyTorchFileRecorder",
     "PyTorchReadError",
+    "ReadLimits",
     "load_pytorch",
     "read_pytorch",
 ]
@@ -41,6 +43,7 @@ def load_pytorch(
     key_remap: KeyRemap = (),
     strict: bool = False,
     adapter: bool = True,
+    limits: ReadLimits | None = None,
 ) -> LoadResult[M]:
     """Load a PyTorch file's weights into ``module`` (as Burn's ``PyTorchFileRecorder``).
 
@@ -51,12 +54,17 @@ def load_pytorch(
         key_remap: ``(pattern, replacement)`` rules, e.g. ``[(r"^conv\\.(\\d+)", r"convs.\\1")]``.
         strict: raise on missing or unused entries (shape mismatches always raise).
         adapter: translate PyTorch's layouts (Linear transposes, norm names, RNN gates, attention).
+        limits: the sizes the file may declare (``ReadLimits()`` by default).
+
+    Raises:
+        PyTorchReadError: the file is damaged, refused or over a limit (see ``read_pytorch``).
+        LoadError: shapes that do not fit; with ``strict``, missing or unused entries.
 
     Example:
         >>> result = load_pytorch("model.pt", NetConfig().init(device), key_remap=[(r"^fc", "head")])
         >>> model, result.missing, result.unused  # doctest: +SKIP
     """
-    state = read_pytorch(path)
+    state = read_pytorch(path, limits=limits)
     return load_state_dict(
         module,
         state,

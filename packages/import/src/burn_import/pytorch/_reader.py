@@ -1,250 +1,301 @@
 """Reading PyTorch ``.pt``/``.pth`` files without PyTorch and without running anything they contain.
 
-The pickle inside is read by a restricted unpickler: it resolves only the globals a state dict needs
-(``collections.OrderedDict``, PyTorch's tensor and parameter rebuild functions and storage types, a few
-builtins), each mapped to a stand-in of ours; any other global is refused with its name before
+The pickle inside is read by a restricted unpickler (``_unpickle``): it resolves only the globals a
+state dict needs, each mapped to a stand-in of ours; any other global is refused with its name before
 anything is called. Tensor data is not read while unpickling: each tensor is a ``LazyArray`` over its
 storage, which is memory-mapped from the file where the format allows (the zip format stores it
 uncompressed), so loading a large file does not hold it twice.
+
+A file is data from anywhere: every size it declares (the pickle's, each zip entry's, each storage's,
+each view's extent) is checked against the bytes actually present and against ``ReadLimits`` before
+anything is allocated or mapped, and any damage is a ``PyTorchReadError`` naming the file.
 """
 
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import pickle
+import re
 import struct
 import zipfile
-from collections import OrderedDict
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-import ml_dtypes
 import numpy as np
 
-__all__ = ["LazyArray", "PyTorchReadError", "read_pytorch"]
+from ._lazy import LazyArray, PyTorchReadError, Storage
+from ._limits import ReadLimits
+from ._unpickle import RestrictedUnpickler, check_structure
 
-_STORAGE_DTYPES: dict[str, np.dtype[Any]] = {
-    "FloatStorage": np.dtype(np.float32),
-    "DoubleStorage": np.dtype(np.float64),
-    "HalfStorage": np.dtype(np.float16),
-    "BFloat16Storage": np.dtype(ml_dtypes.bfloat16),
-    "LongStorage": np.dtype(np.int64),
-    "IntStorage": np.dtype(np.int32),
-    "ShortStorage": np.dtype(np.int16),
-    "CharStorage": np.dtype(np.int8),
-    "ByteStorage": np.dtype(np.uint8),
-    "BoolStorage": np.dtype(np.bool_),
-}
+__all__ = ["read_pytorch"]
+
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
-_SAFE_BUILTINS = {"set", "frozenset", "tuple", "list", "dict", "slice", "int", "float", "bool", "complex"}
+_PICKLE_NAME = re.compile(r"(?:[^/]+/)?data\.pkl")
+_MIB = 1024 * 1024
+# What a damaged file makes the readers below raise: each becomes a ``PyTorchReadError``.
+_DAMAGE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    struct.error,
+    RecursionError,
+    OverflowError,
+    NotImplementedError,
+    RuntimeError,
+    OSError,  # a damaged bzip2 stream
+    pickle.UnpicklingError,
+    zlib.error,
+    lzma.LZMAError,
+)
 
 
-class PyTorchReadError(ValueError):
-    """A file is not a PyTorch file this reader understands, or holds something it refuses to build
-    (the message names the refused global)."""
-
-
-class _Storage:
-    """A storage: its dtype and, once known, where its bytes are."""
-
-    def __init__(self, dtype: np.dtype[Any], key: str, numel: int | None) -> None:
-        self.dtype = dtype
-        self.key = key
-        self.numel = numel
-        self.array: np.ndarray[Any, Any] | None = None
-
-    def data(self) -> np.ndarray[Any, Any]:
-        if self.array is None:
-            raise PyTorchReadError(f"storage {self.key!r} has no data in the file")
-        return self.array
-
-
-class LazyArray:
-    """A tensor of a PyTorch file, read when ``numpy()`` is called (a view of the memory-mapped
-    storage, copied only when not contiguous)."""
-
-    __slots__ = ("offset", "shape", "storage", "stride")
-
-    def __init__(
-        self, storage: _Storage, offset: int, shape: tuple[int, ...], stride: tuple[int, ...]
-    ) -> None:
-        self.storage = storage
-        self.offset = offset
-        self.shape = shape
-        self.stride = stride
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The NumPy dtype of the values."""
-        return self.storage.dtype
-
-    def numpy(self) -> np.ndarray[Any, Any]:
-        """The values (read-only when they map the file)."""
-        flat = self.storage.data()
-        count = int(np.prod(self.shape)) if self.shape else 1
-        if count == 0:
-            return np.zeros(self.shape, dtype=self.dtype)
-        size = self.dtype.itemsize
-        contiguous = _contiguous_strides(self.shape)
-        if tuple(self.stride) == contiguous:
-            return flat[self.offset : self.offset + count].reshape(self.shape)
-        view = np.lib.stride_tricks.as_strided(
-            flat[self.offset :], shape=self.shape, strides=[s * size for s in self.stride], writeable=False
-        )
-        return np.array(view)
-
-    def __repr__(self) -> str:
-        return f"LazyArray(shape={list(self.shape)}, dtype={self.dtype})"
-
-
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-# -- stand-ins for the globals a state dict refers to ---------------------------------------------
-def _rebuild_tensor_v2(storage: Any, offset: int, size: Any, stride: Any, *args: Any) -> LazyArray:
-    if not isinstance(storage, _Storage):
-        raise PyTorchReadError(f"a tensor refers to {type(storage).__name__}, not a storage")
-    return LazyArray(storage, int(offset), tuple(int(s) for s in size), tuple(int(s) for s in stride))
-
-
-def _rebuild_parameter(data: Any, *args: Any) -> Any:
-    return data
-
-
-def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Any:
-    if func not in (_rebuild_tensor_v2, _rebuild_parameter):
-        raise PyTorchReadError("_rebuild_from_type_v2 with a function other than a tensor rebuild")
-    return func(*args)
-
-
-class _StorageType:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.dtype = _STORAGE_DTYPES[name]
-
-
-class _Marker:
-    """A class the pickle names but whose construction is never needed (``torch.nn.Parameter``)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-_ALLOWED: dict[tuple[str, str], Any] = {
-    ("collections", "OrderedDict"): OrderedDict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
-    ("torch.nn.parameter", "Parameter"): _Marker("torch.nn.Parameter"),
-    ("torch", "Tensor"): _Marker("torch.Tensor"),
-}
-
-
-class _Unpickler(pickle.Unpickler):
-    """An unpickler that builds only what ``_ALLOWED`` lists and resolves storages by key."""
-
-    def __init__(self, file: Any, storages: dict[str, _Storage]) -> None:
-        super().__init__(file)
-        self.storages = storages
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED:
-            return _ALLOWED[(module, name)]
-        if module == "torch" and name in _STORAGE_DTYPES:
-            return _StorageType(name)
-        if module in ("builtins", "__builtin__") and name in _SAFE_BUILTINS:
-            return getattr(__import__("builtins"), name)
-        raise PyTorchReadError(
-            f"refused to load global '{module}.{name}': a PyTorch weights file needs only tensors, "
-            "storages, OrderedDicts, containers and numbers (nothing was executed)"
-        )
-
-    def persistent_load(self, pid: Any) -> Any:
-        if not isinstance(pid, tuple) or not pid or pid[0] != "storage":
-            raise PyTorchReadError(f"unknown persistent id {pid!r}")
-        storage_type, key = pid[1], str(pid[2])
-        numel = int(pid[4]) if len(pid) > 4 else None
-        if not isinstance(storage_type, _StorageType):
-            raise PyTorchReadError(f"storage of unsupported type {storage_type!r}")
-        if key not in self.storages:
-            self.storages[key] = _Storage(storage_type.dtype, key, numel)
-        return self.storages[key]
-
-
-def read_pytorch(path: str | os.PathLike[str], *, mmap: bool = True) -> Any:
+def read_pytorch(path: str | os.PathLike[str], *, mmap: bool = True, limits: ReadLimits | None = None) -> Any:
     """The object saved in a PyTorch file (usually a state dict), with ``LazyArray`` tensors.
 
     Args:
         path: a ``.pt``/``.pth`` file written by ``torch.save`` (the zip format of PyTorch >= 1.6, or
             the legacy format before it).
         mmap: map storages from the file rather than reading them (zip format, uncompressed entries).
+        limits: the sizes accepted (``ReadLimits()``: far above real models' files).
+
+    Returns:
+        The saved object: dicts, lists, numbers and ``LazyArray`` tensors, every view checked to lie
+        within its storage.
 
     Raises:
-        PyTorchReadError: the file is not a PyTorch file, or its pickle names a global outside the
-            allowed set (nothing is executed in that case).
+        PyTorchReadError: the file is not a PyTorch file, is damaged, exceeds a limit, or its pickle
+            names a global outside the allowed set (nothing is executed in that case).
+        OSError: the file cannot be opened.
+
+    Example:
+        >>> state = read_pytorch("model.pt")  # doctest: +SKIP
+        >>> state["fc.weight"].numpy().shape  # doctest: +SKIP
     """
     path = Path(path)
-    if zipfile.is_zipfile(path):
-        return _read_zip(path, mmap)
-    return _read_legacy(path)
+    limits = limits or ReadLimits()
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        try:
+            if zipfile.is_zipfile(file):
+                obj, storages, tensors = _read_zip(path, file, size, mmap, limits)
+            else:
+                file.seek(0)  # is_zipfile read the end
+                obj, storages, tensors = _read_legacy(path, file, size, limits)
+            for storage in storages.values():
+                storage.data()
+            for tensor in tensors:
+                tensor.check()
+        except PyTorchReadError:
+            raise
+        except _DAMAGE as error:
+            raise PyTorchReadError(f"{path}: damaged or not a PyTorch file ({_describe(error)})") from None
+    return obj
 
 
-def _read_zip(path: Path, mmap: bool) -> Any:
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        pickles = [n for n in names if n.endswith("data.pkl")]
-        if not pickles:
-            raise PyTorchReadError(f"{path}: a zip file without data.pkl is not a PyTorch file")
-        prefix = pickles[0][: -len("data.pkl")]
-        storages: dict[str, _Storage] = {}
-        obj = _Unpickler(io.BytesIO(archive.read(pickles[0])), storages).load()
+def _describe(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= 200 else f"{text[:197]}..."
+
+
+def _unpickle(
+    file: BinaryIO, path: Path, storages: dict[str, Storage], limits: ReadLimits
+) -> tuple[Any, list[LazyArray]]:
+    unpickler = RestrictedUnpickler(file, str(path), storages, limits)
+    obj = unpickler.load()
+    check_structure(obj, str(path), limits)
+    return obj, unpickler.tensors
+
+
+# -- the zip format ---------------------------------------------------------------------------------
+def _read_zip(
+    path: Path, file: BinaryIO, size: int, mmap: bool, limits: ReadLimits
+) -> tuple[Any, dict[str, Storage], list[LazyArray]]:
+    with zipfile.ZipFile(file) as archive:
+        infos = archive.infolist()
+        if len(infos) > limits.max_members:
+            raise PyTorchReadError(
+                f"{path}: {len(infos)} zip entries, over ReadLimits.max_members = {limits.max_members}"
+            )
+        pickles = [info for info in infos if _PICKLE_NAME.fullmatch(info.filename)]
+        if len(pickles) != 1:
+            raise PyTorchReadError(
+                f"{path}: a PyTorch zip file holds one data.pkl (at its top or in one folder), "
+                f"this one {len(pickles)}"
+            )
+        pickle_info = pickles[0]
+        if pickle_info.file_size > limits.max_pickle_bytes:
+            raise PyTorchReadError(
+                f"{path}: a pickle of {pickle_info.file_size} bytes, over ReadLimits.max_pickle_bytes = "
+                f"{limits.max_pickle_bytes}"
+            )
+        inflated = [0]
+        data = _read_member(path, file, size, archive, pickle_info, limits, inflated)
+        storages: dict[str, Storage] = {}
+        obj, tensors = _unpickle(io.BytesIO(data), path, storages, limits)
+        del data
+        prefix = pickle_info.filename[: -len("data.pkl")]
+        members = {info.filename: info for info in infos}
         for key, storage in storages.items():
-            info = archive.getinfo(f"{prefix}data/{key}")
-            if mmap and info.compress_type == zipfile.ZIP_STORED and info.file_size:
-                offset = _data_offset(path, info)
-                count = info.file_size // storage.dtype.itemsize
+            info = members.get(f"{prefix}data/{key}")
+            if info is None:
+                raise PyTorchReadError(f"{path}: storage {key!r} has no entry {prefix}data/{key}")
+            itemsize = storage.dtype.itemsize
+            expected = storage.numel * itemsize if storage.numel is not None else None
+            if (expected is not None and info.file_size != expected) or info.file_size % itemsize:
+                raise PyTorchReadError(
+                    f"{path}: entry {info.filename!r} holds {info.file_size} bytes; its storage declares "
+                    f"{storage.numel} {storage.dtype} elements ({expected} bytes)"
+                )
+            count = info.file_size // itemsize
+            if mmap and info.compress_type == zipfile.ZIP_STORED and count:
+                offset = _stored_offset(path, file, size, info)
                 storage.array = np.memmap(path, dtype=storage.dtype, mode="r", offset=offset, shape=(count,))
             else:
-                storage.array = np.frombuffer(archive.read(info), dtype=storage.dtype)
-    return obj
+                raw = _read_member(path, file, size, archive, info, limits, inflated)
+                storage.array = np.frombuffer(raw, dtype=storage.dtype)
+            storage.numel = count
+    return obj, storages, tensors
 
 
-def _data_offset(path: Path, info: zipfile.ZipInfo) -> int:
-    """Where a stored zip member's bytes start (after its local header)."""
-    with open(path, "rb") as file:
-        file.seek(info.header_offset)
-        header = file.read(30)
-        if header[:4] != b"PK\x03\x04":
-            raise PyTorchReadError(f"{path}: damaged zip entry {info.filename!r}")
-        name_len, extra_len = struct.unpack("<HH", header[26:30])
-        return int(info.header_offset + 30 + name_len + extra_len)
+def _read_member(
+    path: Path,
+    file: BinaryIO,
+    size: int,
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    limits: ReadLimits,
+    inflated: list[int],
+) -> bytes:
+    """A zip entry's bytes, read only after its declared sizes are checked against the file and the
+    limits (``inflated[0]``: the total inflated so far), with a read bounded by its declared size."""
+    name = info.filename
+    if info.compress_type == zipfile.ZIP_STORED:
+        _stored_offset(path, file, size, info)
+    else:
+        _data_offset(path, file, size, info)
+        if info.file_size > _MIB and info.file_size > limits.max_ratio * info.compress_size:
+            raise PyTorchReadError(
+                f"{path}: entry {name!r} inflates {info.compress_size} bytes to {info.file_size}, over "
+                f"ReadLimits.max_ratio = {limits.max_ratio}"
+            )
+        inflated[0] += info.file_size
+        if inflated[0] > limits.max_inflated_bytes:
+            raise PyTorchReadError(
+                f"{path}: compressed entries inflate to more than ReadLimits.max_inflated_bytes = "
+                f"{limits.max_inflated_bytes} bytes (at {name!r})"
+            )
+    with archive.open(info) as member:
+        data = member.read(info.file_size)
+    if len(data) != info.file_size:
+        raise PyTorchReadError(f"{path}: entry {name!r} holds {len(data)} of its {info.file_size} bytes")
+    return data
 
 
-def _read_legacy(path: Path) -> Any:
-    with open(path, "rb") as file:
-        storages: dict[str, _Storage] = {}
-        try:
-            magic = _Unpickler(file, storages).load()
-        except (pickle.UnpicklingError, EOFError) as error:
-            raise PyTorchReadError(f"{path}: not a PyTorch file ({error})") from None
-        if magic != _LEGACY_MAGIC:
-            raise PyTorchReadError(f"{path}: not a PyTorch file (no zip archive, no legacy magic number)")
-        _Unpickler(file, storages).load()  # protocol version
-        _Unpickler(file, storages).load()  # system info
-        obj = _Unpickler(file, storages).load()
-        keys = _Unpickler(file, storages).load()
-        for key in keys:
-            storage = storages[str(key)]
-            (count,) = struct.unpack("<q", file.read(8))
-            offset = file.tell()
+def _data_offset(path: Path, file: BinaryIO, size: int, info: zipfile.ZipInfo) -> int:
+    """Where an entry's (possibly compressed) bytes start, after checking that they lie in the file."""
+    file.seek(info.header_offset)
+    header = file.read(30)
+    if len(header) != 30 or header[:4] != b"PK\x03\x04":
+        raise PyTorchReadError(f"{path}: damaged zip entry {info.filename!r} (no local header)")
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    offset = int(info.header_offset + 30 + name_len + extra_len)
+    if offset + info.compress_size > size:
+        raise PyTorchReadError(
+            f"{path}: entry {info.filename!r} declares {info.compress_size} bytes at offset {offset}, "
+            f"past the end of the {size}-byte file"
+        )
+    return offset
+
+
+def _stored_offset(path: Path, file: BinaryIO, size: int, info: zipfile.ZipInfo) -> int:
+    """Where an uncompressed entry's bytes start, after checking that they lie in the file."""
+    if info.compress_size != info.file_size:
+        raise PyTorchReadError(
+            f"{path}: uncompressed entry {info.filename!r} declares {info.file_size} bytes but stores "
+            f"{info.compress_size}"
+        )
+    return _data_offset(path, file, size, info)
+
+
+# -- the legacy format ------------------------------------------------------------------------------
+class _BoundedReader:
+    """A file's reads clamped to the bytes left in it and to a budget (a pickle declaring a
+    gigabyte-long string reads what is there instead of allocating the gigabyte first)."""
+
+    def __init__(self, file: BinaryIO, size: int, budget: int, path: Path) -> None:
+        self.file = file
+        self.size = size
+        self.budget = budget
+        self.path = path
+
+    def _allow(self, n: int) -> int:
+        left = max(self.size - self.file.tell(), 0)
+        n = left if n < 0 else min(n, left)
+        if n > self.budget:
+            raise PyTorchReadError(
+                f"{self.path}: pickles of more than ReadLimits.max_pickle_bytes bytes in all"
+            )
+        return n
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.file.read(self._allow(n))
+        self.budget -= len(data)
+        return data
+
+    def readline(self, n: int = -1) -> bytes:
+        data = self.file.readline(self._allow(n if n >= 0 else self.size))
+        self.budget -= len(data)
+        return data
+
+
+def _read_legacy(
+    path: Path, file: BinaryIO, size: int, limits: ReadLimits
+) -> tuple[Any, dict[str, Storage], list[LazyArray]]:
+    reader: Any = _BoundedReader(file, size, limits.max_pickle_bytes, path)
+    storages: dict[str, Storage] = {}
+    try:
+        magic, _ = _unpickle(reader, path, storages, limits)
+    except PyTorchReadError:
+        raise
+    except _DAMAGE:
+        magic = None
+    if type(magic) is not int or magic != _LEGACY_MAGIC:
+        raise PyTorchReadError(f"{path}: not a PyTorch file (no zip archive, no legacy magic number)")
+    _unpickle(reader, path, storages, limits)  # protocol version
+    system, _ = _unpickle(reader, path, storages, limits)
+    if isinstance(system, dict) and system.get("little_endian") is False:
+        raise PyTorchReadError(f"{path}: written on a big-endian machine, which this reader does not read")
+    obj, tensors = _unpickle(reader, path, storages, limits)
+    keys, _ = _unpickle(reader, path, storages, limits)
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise PyTorchReadError(f"{path}: the list of storages is not a list of keys")
+    for key in keys:
+        storage = storages.get(key)
+        if storage is None or storage.array is not None:
+            raise PyTorchReadError(f"{path}: storage {key!r} is not referred to, or listed twice")
+        raw = file.read(8)
+        if len(raw) != 8:
+            raise PyTorchReadError(f"{path}: storage {key!r} is cut off")
+        (count,) = struct.unpack("<q", raw)
+        offset = file.tell()
+        nbytes = count * storage.dtype.itemsize
+        if count < 0 or (storage.numel is not None and count != storage.numel) or offset + nbytes > size:
+            raise PyTorchReadError(
+                f"{path}: storage {key!r} declares {count} {storage.dtype} elements ({nbytes} bytes; the "
+                f"pickle said {storage.numel}) with {size - offset} bytes left in the file"
+            )
+        if count:
             storage.array = np.memmap(path, dtype=storage.dtype, mode="r", offset=offset, shape=(count,))
-            file.seek(offset + count * storage.dtype.itemsize)
-    return obj
+        else:
+            storage.array = np.empty(0, dtype=storage.dtype)
+        storage.numel = count
+        file.seek(offset + nbytes)
+    return obj, storages, tensors
