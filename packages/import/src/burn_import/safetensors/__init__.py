@@ -12,10 +12,11 @@ from burn_nn import Module
 from .._adapt import KeyRemap, LoadResult, export_state_dict, load_state_dict
 from .._recorder import LoadArgs as LoadArgs
 from .._recorder import SafetensorsFileRecorder as SafetensorsFileRecorder
-from ._format import SafetensorsError as SafetensorsError
 from ._format import read_safetensors as read_safetensors
 from ._format import read_safetensors_metadata as read_safetensors_metadata
 from ._format import write_safetensors as write_safetensors
+from ._header import DEFAULT_MAX_HEADER_BYTES
+from ._header import SafetensorsError as SafetensorsError
 
 __all__ = [
     "LoadArgs",
@@ -38,11 +39,30 @@ def load_safetensors(
     key_remap: KeyRemap = (),
     strict: bool = False,
     adapter: bool = True,
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
 ) -> LoadResult[M]:
-    """Load a safetensors file into ``module`` by name (see ``burn_import.pytorch.load_pytorch``)."""
-    return load_state_dict(
-        module, read_safetensors(path), key_remap=key_remap, pytorch_adapter=adapter, strict=strict
-    )
+    """Load a safetensors file into ``module`` by name (see ``burn_import.pytorch.load_pytorch``).
+
+    Args:
+        path: the file.
+        module: the module to fill (a copy is returned).
+        key_remap: ``(pattern, replacement)`` regular-expression rules applied to every key, in order.
+        strict: raise on missing or unused entries (shape mismatches always raise).
+        adapter: translate PyTorch's layouts (Linear transposes, norm names, RNN gates, attention).
+        max_header_bytes: the largest header accepted (the reference package's 100,000,000 bytes).
+
+    Returns:
+        The new module and the ``loaded``, ``missing``, ``unused`` and ``ignored`` lists.
+
+    Raises:
+        SafetensorsError: the file is malformed (see ``read_safetensors``).
+        LoadError: shapes that do not fit; with ``strict``, missing or unused entries.
+
+    Example:
+        >>> net = load_safetensors("net.safetensors", Net(device), strict=True).module  # doctest: +SKIP
+    """
+    state = read_safetensors(path, max_header_bytes=max_header_bytes)
+    return load_state_dict(module, state, key_remap=key_remap, pytorch_adapter=adapter, strict=strict)
 
 
 def save_safetensors(path: str | os.PathLike[str], module: Module, *, pytorch_layout: bool = True) -> Path:

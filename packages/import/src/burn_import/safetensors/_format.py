@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import mmap as mapping
 import os
 import struct
@@ -14,105 +13,77 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from ._header import DEFAULT_MAX_HEADER_BYTES, DTYPES, SafetensorsError, read_header
 
 __all__ = ["SafetensorsError", "read_safetensors", "read_safetensors_metadata", "write_safetensors"]
 
-_DTYPES: dict[str, np.dtype[Any]] = {
-    "F64": np.dtype(np.float64),
-    "F32": np.dtype(np.float32),
-    "F16": np.dtype(np.float16),
-    "BF16": np.dtype(ml_dtypes.bfloat16),
-    "I64": np.dtype(np.int64),
-    "I32": np.dtype(np.int32),
-    "I16": np.dtype(np.int16),
-    "I8": np.dtype(np.int8),
-    "U64": np.dtype(np.uint64),
-    "U32": np.dtype(np.uint32),
-    "U16": np.dtype(np.uint16),
-    "U8": np.dtype(np.uint8),
-    "BOOL": np.dtype(np.bool_),
-}
-_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
-_MAX_HEADER = 100 * 1024 * 1024
+_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
 
-class SafetensorsError(ValueError):
-    """A file is not valid safetensors (the message says what is wrong and where)."""
+def read_safetensors_metadata(
+    path: str | os.PathLike[str], *, max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+) -> dict[str, str]:
+    """The ``__metadata__`` strings of a safetensors file (whose whole header is validated).
+
+    Args:
+        path: the file.
+        max_header_bytes: the largest header accepted (the reference package's 100,000,000 bytes).
+
+    Raises:
+        SafetensorsError: the header is malformed (see ``read_safetensors``).
+
+    Example:
+        >>> read_safetensors_metadata("model.safetensors")  # doctest: +SKIP
+        {'format': 'pt'}
+    """
+    return read_header(Path(path), max_header_bytes).metadata
 
 
-def _header(path: Path) -> tuple[dict[str, Any], int]:
-    with open(path, "rb") as file:
-        raw = file.read(8)
-        if len(raw) != 8:
-            raise SafetensorsError(f"{path}: too short to be a safetensors file")
-        (size,) = struct.unpack("<Q", raw)
-        if size > _MAX_HEADER:
-            raise SafetensorsError(f"{path}: header of {size} bytes exceeds the limit of {_MAX_HEADER}")
-        try:
-            header = json.loads(file.read(size))
-        except json.JSONDecodeError as error:
-            raise SafetensorsError(f"{path}: the header is not JSON ({error})") from None
-    if not isinstance(header, dict):
-        raise SafetensorsError(f"{path}: the header is not a JSON object")
-    return header, 8 + size
+def read_safetensors(
+    path: str | os.PathLike[str], *, mmap: bool = True, max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+) -> dict[str, np.ndarray[Any, Any]]:
+    """Every tensor of a safetensors file, by name, in header order.
 
-
-def read_safetensors_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The ``__metadata__`` strings of a safetensors file."""
-    header, _ = _header(Path(path))
-    return dict(header.get("__metadata__") or {})
-
-
-def read_safetensors(path: str | os.PathLike[str], *, mmap: bool = True) -> dict[str, np.ndarray[Any, Any]]:
-    """Every tensor of a safetensors file, by name, in file order.
+    The header is validated as the reference ``safetensors`` package does before any tensor is made:
+    what it refuses is refused here too (and duplicate keys always).
 
     Args:
         path: the file.
         mmap: map the file (arrays are read-only views of it, read when used); ``False`` copies
             each tensor into a new writable array of its own.
+        max_header_bytes: the largest header accepted (the reference package's 100,000,000 bytes).
 
     Raises:
-        SafetensorsError: a malformed header, an unknown dtype, or offsets outside the file.
+        SafetensorsError: a file too short, a header length over the limit or past the end, a header
+            that is not UTF-8 JSON of the expected form, an unknown dtype, duplicate keys, or offsets
+            that do not tile the data exactly as the shapes and dtypes say.
+
+    Example:
+        >>> tensors = read_safetensors("model.safetensors")  # doctest: +SKIP
+        >>> tensors["fc.weight"].shape  # doctest: +SKIP
     """
     path = Path(path)
-    header, start = _header(path)
+    header = read_header(path, max_header_bytes)
+    start = header.data_start
     total = path.stat().st_size - start
-    entries: list[tuple[str, np.dtype[Any], tuple[int, ...], int, int]] = []
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        try:
-            dtype = _DTYPES[entry["dtype"]]
-            shape = tuple(int(s) for s in entry["shape"])
-            begin, end = (int(o) for o in entry["data_offsets"])
-        except (KeyError, TypeError, ValueError):
-            raise SafetensorsError(
-                f"{path}: entry {name!r} is malformed or of an unsupported dtype: {entry}"
-            ) from None
-        if end - begin != math.prod(shape) * dtype.itemsize or end > total or begin < 0:
-            raise SafetensorsError(
-                f"{path}: entry {name!r} ({entry['dtype']} {list(shape)}) has offsets [{begin}, {end}) "
-                "that do "
-                f"not fit its size or the file's {total} data bytes"
-            )
-        entries.append((name, dtype, shape, begin, end))
+    entries = header.entries
     if mmap and total > 0:
         buffer = np.memmap(path, dtype=np.uint8, mode="r", offset=start, shape=(total,))
-        return {name: buffer[b:e].view(dtype).reshape(shape) for name, dtype, shape, b, e in entries}
+        return {e.name: buffer[e.begin : e.end].view(e.dtype).reshape(e.shape) for e in entries}
     # Each tensor copied out of a mapping of the file into a new array of its own: one copy (from the
     # page cache, which on Linux is faster than ``read`` into the same memory), writable arrays freed
     # each on its own (no view keeps a whole file's buffer alive).
     if total == 0 or not entries:
-        return {name: np.empty(shape, dtype=dtype) for name, dtype, shape, _, _ in entries}
+        return {e.name: np.empty(e.shape, dtype=e.dtype) for e in entries}
     with open(path, "rb") as file:
         mapped = mapping.mmap(file.fileno(), 0, access=mapping.ACCESS_READ)
     try:
         if hasattr(mapping, "MADV_WILLNEED"):
             mapped.madvise(mapping.MADV_WILLNEED)
         data = np.frombuffer(mapped, dtype=np.uint8, count=total, offset=start)
-        out = {name: np.array(data[b:e].view(dtype).reshape(shape)) for name, dtype, shape, b, e in entries}
+        out = {e.name: np.array(data[e.begin : e.end].view(e.dtype).reshape(e.shape)) for e in entries}
         del data
     finally:
         with contextlib.suppress(BufferError):  # a view held by a pending exception: unmapped when freed
