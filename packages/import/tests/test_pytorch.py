@@ -17,6 +17,7 @@ from burn_import import LoadError
 from burn_import.pytorch import PyTorchReadError, load_pytorch, read_pytorch
 from burn_nn import (
     BatchNormConfig,
+    Conv2dConfig,
     GruConfig,
     LinearConfig,
     LstmConfig,
@@ -140,7 +141,8 @@ def test_adapters_reproduce_pytorch_outputs(tmp_path: Path, eval_device: Device)
     device = eval_device
     result = load_pytorch(path, _Net(device), top_level_key="state_dict")
     assert result.missing == []
-    assert result.unused == ["norm.num_batches_tracked"]
+    assert result.unused == []
+    assert result.ignored == ["norm.num_batches_tracked"]
     x = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
     ours = result.module(Tensor.from_numpy(x, device))
     with torch.no_grad():
@@ -253,3 +255,67 @@ def test_recorders_and_load_args(tmp_path: Path, capsys: pytest.CaptureFixture[s
     np.testing.assert_array_equal(loaded.fc.weight.val().to_numpy(), source.fc.weight.val().to_numpy())
     with pytest.raises(NotImplementedError):
         PyTorchFileRecorder().save({}, tmp_path / "x")
+
+
+class _ConvBn(Module):
+    def __init__(self, device: Any) -> None:
+        self.conv = Conv2dConfig([2, 3], [3, 3]).init(device)
+        self.bn = BatchNormConfig(3).init(device)
+        self.fc = LinearConfig(3, 2).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc(self.bn(self.conv(x)).mean_dim(3).mean_dim(2).flatten(1, 3))
+
+
+class _TorchConvBn(torch.nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 3, 3)
+        self.bn = torch.nn.BatchNorm2d(3)
+        self.fc = torch.nn.Linear(3, 2)
+
+    def forward(self, x: Any) -> Any:
+        return self.fc(self.bn(self.conv(x)).mean(dim=(2, 3)))
+
+
+@pytest.mark.parametrize("saved_by", ["torch.save", "safetensors"])
+def test_strict_loading_of_a_model_with_batch_norm(
+    tmp_path: Path, eval_device: Device, saved_by: str
+) -> None:
+    from burn_import.safetensors import load_safetensors
+
+    torch.manual_seed(4)
+    theirs = _TorchConvBn()
+    theirs(torch.randn(8, 2, 6, 6))  # training mode: running statistics and num_batches_tracked move
+    theirs.eval()
+    state = theirs.state_dict()
+    assert int(state["bn.num_batches_tracked"]) == 1
+    if saved_by == "torch.save":
+        path = tmp_path / "convbn.pt"
+        torch.save(state, path)
+        load: Any = load_pytorch
+    else:
+        st_torch = pytest.importorskip("safetensors.torch")
+        path = tmp_path / "convbn.safetensors"
+        st_torch.save_file(state, str(path))
+        load = load_safetensors
+    result = load(path, _ConvBn(eval_device), strict=True)
+    assert result.unused == []
+    assert result.missing == []
+    assert result.ignored == ["bn.num_batches_tracked"]
+    x = np.random.default_rng(5).standard_normal((3, 2, 6, 6)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(
+        result.module(Tensor.from_numpy(x, eval_device)).to_numpy(), expected, rtol=1e-4, atol=1e-5
+    )
+    # any other unused entry still fails strict loading, a counter outside a BatchNorm included
+    for extra in ("extra", "fc.num_batches_tracked"):
+        state_with_extra = {**state, extra: torch.zeros((), dtype=torch.int64)}
+        if saved_by == "torch.save":
+            torch.save(state_with_extra, path)
+        else:
+            st_torch.save_file(state_with_extra, str(path))
+        with pytest.raises(LoadError, match=f"unused {extra}"):
+            load(path, _ConvBn(eval_device), strict=True)
+        assert load(path, _ConvBn(eval_device)).unused == [extra]

@@ -66,12 +66,21 @@ class LoadError(ValueError):
 @dataclass
 class LoadResult(Generic[M]):
     """What loading did: the new module, the module paths loaded, the module paths no weight reached
-    (``missing``: they keep their values) and the source keys nothing used (``unused``)."""
+    (``missing``: they keep their values), the source keys nothing used (``unused``) and the source
+    keys the PyTorch adapter accepted and dropped on purpose (``ignored``: a ``BatchNorm``'s
+    ``num_batches_tracked``, a counter ours does not keep), which ``strict`` does not count as unused.
+
+    Example:
+        >>> result = load_pytorch("model.pt", Net(device), strict=True)  # doctest: +SKIP
+        >>> result.ignored  # doctest: +SKIP
+        ['bn.num_batches_tracked']
+    """
 
     module: M
     loaded: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
 
 def pick_top_level(state: Any, top_level_key: str | None) -> Mapping[str, Any]:
@@ -91,10 +100,18 @@ def pick_top_level(state: Any, top_level_key: str | None) -> Mapping[str, Any]:
 
 
 def _flatten(state: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:
-    for key, value in state.items():
-        name = f"{prefix}{key}"
+    # depth first in key order, without recursion: a deeply nested dict raises no RecursionError
+    stack = [(prefix, iter(state.items()))]
+    while stack:
+        base, items = stack[-1]
+        entry = next(items, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name = f"{base}{entry[0]}"
+        value = entry[1]
         if isinstance(value, Mapping):
-            _flatten(value, f"{name}.", out)
+            stack.append((f"{name}.", iter(value.items())))
         elif hasattr(value, "shape") and hasattr(value, "dtype"):
             out[name] = value
 
@@ -159,7 +176,7 @@ def _adapt(key: str, value: Any, modules: dict[str, Any]) -> list[tuple[str, Any
     if isinstance(owner, _NORMS) and leaf in ("weight", "bias"):
         return [(f"{prefix}.{'gamma' if leaf == 'weight' else 'beta'}", value)]
     if isinstance(owner, BatchNorm) and leaf == "num_batches_tracked":
-        return []
+        return []  # ignored: our BatchNorm keeps no counter (its momentum is fixed)
     parent_prefix, _, child = prefix.rpartition(".")
     parent = modules.get(parent_prefix)
     if isinstance(parent, MultiHeadAttention) and child == "out_proj":
@@ -256,7 +273,8 @@ def load_state_dict(
             or unused entries; the module is unchanged.
     """
     flat = apply_remap(pick_top_level(state, top_level_key), key_remap)
-    _, values, missing, unused, mismatched = match_state(module, flat, pytorch_adapter=pytorch_adapter)
+    match = match_state(module, flat, pytorch_adapter=pytorch_adapter)
+    values, missing, unused, mismatched = match.values, match.missing, match.unused, match.mismatched
     if mismatched or (strict and (missing or unused)):
         parts = (
             mismatched
@@ -265,24 +283,36 @@ def load_state_dict(
         )
         raise LoadError("load_state_dict: the weights do not fit the module:\n  " + "\n  ".join(parts))
     loaded = _rebuild(module, (), values)
-    return LoadResult(loaded, sorted(values), missing, unused)
+    return LoadResult(loaded, sorted(values), missing, unused, match.ignored)
 
 
-def match_state(
-    module: Module, flat: Mapping[str, Any], *, pytorch_adapter: bool = True
-) -> tuple[dict[str, tuple[Any, Any]], dict[str, np.ndarray[Any, Any]], list[str], list[str], list[str]]:
-    """Match a flat state dict against ``module``: its leaves by path (leaf, owner), the arrays that fit
-    by path, the module paths no entry reached, the unused source keys and the shape mismatches."""
+@dataclass
+class StateMatch:
+    """A flat state dict matched against a module: its leaves by path (leaf, owner), the arrays that
+    fit by path, the module paths no entry reached, the unused source keys, the source keys the adapter
+    ignored on purpose, and the shape mismatches (one line each)."""
+
+    found: dict[str, tuple[Any, Any]]
+    values: dict[str, np.ndarray[Any, Any]]
+    missing: list[str]
+    unused: list[str]
+    ignored: list[str]
+    mismatched: list[str]
+
+
+def match_state(module: Module, flat: Mapping[str, Any], *, pytorch_adapter: bool = True) -> StateMatch:
+    """Match a flat state dict against ``module`` (see ``StateMatch``)."""
     found: dict[str, tuple[Any, Any]] = {}
     modules: dict[str, Any] = {}
     _walk(module, (), None, found, modules)
     targets: dict[str, Any] = {}
     unused: list[str] = []
+    ignored: list[str] = []
     for key, value in flat.items():
         adapted = _adapt(key, value, modules) if pytorch_adapter else None
         pairs = [(key, value)] if adapted is None else adapted
         if adapted == []:
-            unused.append(key)
+            ignored.append(key)
         for path, item in pairs:
             if path in found:
                 targets[path] = item
@@ -300,7 +330,7 @@ def match_state(
             continue
         values[path] = array
     missing = [path for path in found if path not in values]
-    return found, values, missing, sorted(set(unused)), mismatched
+    return StateMatch(found, values, missing, sorted(set(unused)), sorted(ignored), mismatched)
 
 
 def _tensor_like(leaf: Any, array: np.ndarray[Any, Any]) -> Tensor:

@@ -140,11 +140,11 @@ class _ForeignFileRecorder:
             flat = {key: np.asarray(_numpy(value)) for key, value in state.items()}
             return _nest({key: self._data(value) for key, value in flat.items()}, None)
         pytorch = args.adapter_type == "pytorch"
-        _, values, _, _, mismatched = match_state(module, state, pytorch_adapter=pytorch)
-        if mismatched:
-            listed = "\n  ".join(mismatched)
+        match = match_state(module, state, pytorch_adapter=pytorch)
+        if match.mismatched:
+            listed = "\n  ".join(match.mismatched)
             raise LoadError(f"{self._format}: the weights do not fit the module:\n  {listed}")
-        return _nest({path: self._data(value) for path, value in values.items()}, module)
+        return _nest({path: self._data(value) for path, value in match.values.items()}, module)
 
     def _data(self, array: np.ndarray[Any, Any]) -> TensorData:
         settings = self.settings
