@@ -228,9 +228,12 @@ def test_stale_temporaries_of_dead_writers_are_removed_by_the_next_save_or_load(
     os.utime(leftover, (old, old))
     saved = recorder.save({"step": 2}, tmp_path / "other" / "w")
     assert not leftover.exists()  # a save cleans its own folder
+    (tmp_path / "third").mkdir()
+    moved = saved.rename(tmp_path / "third" / saved.name)  # a folder this process has not seen yet
+    leftover = tmp_path / "third" / leftover.name
     leftover.write_bytes(b"x")
     os.utime(leftover, (old, old))
-    assert recorder.load(saved) == {"step": 2}
+    assert recorder.load(moved) == {"step": 2}
     assert not leftover.exists()  # and so does a load
 
 

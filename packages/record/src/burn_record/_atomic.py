@@ -152,6 +152,9 @@ class DurableFile:
 
 
 _STARTED = time.time()  # when this process loaded the library: older temporaries are not its own
+# folders cleaned already: a temporary only becomes stale here if written before _STARTED, so once a
+# folder is clean it stays so (for this process), and a folder of many files is not listed at each save
+_CLEANED: set[str] = set()
 _TEMPORARY = re.compile(r"^\..+\.burn-(\d+)-[0-9a-f]{12}\.tmp$")
 
 
@@ -180,8 +183,9 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     (named by ``temporary_name``) whose writing process is gone and that were last written before this
     process loaded the library. A file of a live process (a concurrent save, from this process or
     another) is kept, and so is a recent one (its process may live where this one cannot see it, as in
-    another container sharing the folder). Failures (a read-only folder, a file removed meanwhile) are
-    ignored.
+    another container sharing the folder). Each folder is cleaned once per process (what a later
+    look could find stale was there already). Failures (a read-only folder, a file removed meanwhile)
+    are ignored.
 
     Returns:
         The files removed.
@@ -191,10 +195,14 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
         [PosixPath('artifacts/checkpoint/.model-3.mpk.burn-4242-0123456789ab.tmp')]
     """
     removed: list[Path] = []
+    key = os.path.abspath(folder)
+    if key in _CLEANED:
+        return removed
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
+    _CLEANED.add(key)
     own = os.getpid()
     for entry in entries:
         match = _TEMPORARY.match(entry.name)

@@ -156,16 +156,16 @@ class FileCheckpointer:
                 f"(there are: {self.epochs() or 'none'})"
             )
         state, binding = self._state(epoch)
-        if part == "state":
-            return state
         if binding is None:  # an unbound checkpoint of an earlier version: nothing to check against
-            return self.recorder.load(self._path(part, epoch))
+            return state if part == "state" else self.recorder.load(self._path(part, epoch))
         where = f"checkpoint of epoch {epoch} in {self.directory}"
         if binding.get("epoch") != epoch:
             raise CheckpointError(
                 f"{where}: its state file is epoch {binding.get('epoch')}'s, not epoch {epoch}'s (copied "
                 "from another epoch?); the checkpoint is refused"
             )
+        if part == "state":
+            return state
         entry = binding.get("files", {}).get(part)
         if entry is None:
             raise CheckpointError(
