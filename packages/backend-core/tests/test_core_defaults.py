@@ -2,8 +2,9 @@
 
 ``CoreDefaults`` is NdArray with every default method it overrides taken back, so that the suite runs
 backend-core's implementation of them on top of NdArray's required ops. The suite runs on it here for
-the defaults that once failed it: ``float_hypot`` (overflow), the int defaults on unsigned dtypes, and
-the module and activation defaults on f16 and bf16 (which compute in f32 and round once).
+the defaults that once failed it: ``float_hypot`` (overflow), the int defaults on unsigned dtypes and at
+the int extremes (``int_powi`` computed in f64), and the module and activation defaults on f16 and bf16
+(which compute in f32 and round once).
 """
 
 from __future__ import annotations
@@ -52,6 +53,25 @@ def test_hypot_neither_overflows_nor_underflows() -> None:
     np.testing.assert_allclose(a.hypot(b).to_data().to_numpy(), expected, rtol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", [DType.I64, DType.I32, DType.I8, DType.U64, DType.U8], ids=str)
+def test_the_int_powi_default_is_exact_at_the_extremes(dtype: DType) -> None:
+    # it computed in f64: 2**63 - 1 to the power 1 gave the cast of 2.0**63, a u8's 255 ** 1 gave 0
+    info = np.iinfo(dtype.numpy)
+    bases = [
+        v for v in (0, 1, -1, 2, -7, 3, int(info.min), int(info.max) - 1, int(info.max)) if v >= info.min
+    ]
+    exponents = [0, 1, 2, 3, 5, 31, 62, 63, 64, 127] if dtype.is_signed else [0, 1, 2, 3, 5, 63, 64, 255]
+    bits = np.dtype(dtype.numpy).itemsize * 8
+    expected = [[pow(b, e, 2**bits) for e in exponents] for b in bases]  # modulo 2**bits: as stored
+    if dtype.is_signed:
+        expected = [[v - 2**bits if v >= 2 ** (bits - 1) else v for v in row] for row in expected]
+    backend = CoreDefaults()
+    lhs = Tensor.from_data(np.array(bases, dtype.numpy).reshape(-1, 1), backend.device(0), dtype)
+    rhs = Tensor.from_data(np.array(exponents, dtype.numpy).reshape(1, -1), backend.device(0), dtype)
+    result = backend.int_powi(lhs.primitive, rhs.primitive)
+    assert np.asarray(backend.int_into_data(result).to_numpy()).tolist() == expected
+
+
 @pytest.mark.parametrize(("dtype", "tolerance"), [(DType.F64, 1e-12), (DType.F32, 2e-5)], ids=str)
 def test_the_erfinv_default_inverts_erf(dtype: DType, tolerance: float) -> None:
     """Three Newton steps from Winitzki's approximation, in the tensor's dtype: to its precision up to
@@ -69,6 +89,8 @@ def test_the_erfinv_default_inverts_erf(dtype: DType, tolerance: float) -> None:
 def test_the_suite_passes_on_backend_core_defaults(run_kit: RunKit) -> None:
     tests = [
         "float.test_math::test_ieee_specials_propagate_silently",
+        "core.test_elementwise_table::test_backend_computes_the_reference_at_special_values",
+        "core.test_elementwise_table::test_implementation_defined_special_values",
         "float.test_arithmetic::test_hypot",
         "int.test_arithmetic::test_scalar",
         "activation.test_activation_functions",

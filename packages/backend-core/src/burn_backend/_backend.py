@@ -74,7 +74,9 @@ class Backend(
     """Conformance tests this backend cannot pass: test-id pattern (``"float/test_math.py::test_erf*"``)
     to the reason. They run as strict expected failures. A pattern matches a test's id, or its id
     without the ``[parameters]``, character for character with ``*`` as the only wildcard; one that
-    matches no test is an error."""
+    matches no test is an error. A key ``"implementation-defined:<group>"`` declares that the backend
+    gives its own values in a group of ``burn_backend.testing.IMPLEMENTATION_DEFINED`` (an int division
+    by zero, signed overflow, shifts outside ``[0, bits)``): the tests of that group skip."""
 
     def __init__(self, float_dtype: DType | str = DType.F32, int_dtype: DType | str = DType.I64) -> None:
         float_dtype = DType.of(float_dtype)

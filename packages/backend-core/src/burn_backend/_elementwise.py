@@ -5,8 +5,13 @@ its tensor and scalar operands, says whether its result is of the operands' kind
 value twice: as an ``expression`` that code generators translate (``ElementwiseOp.render``: the CUDA
 backend's vectorized kernels, the compilers behind the fusion compile hook) and as a NumPy
 ``reference`` that the conformance suite checks every backend against (``burn_backend.testing``
-parametrizes its element-wise tests from this table). ``ELEMENTWISE_OPS`` maps each method name to its
-entry; declaring a new element-wise op is one ``_op(...)`` line below, and the suite then tests it.
+parametrizes its element-wise tests from this table), at special values too: IEEE 754's infinities, NaN
+and signed zeros, and the int dtypes' extremes. The reference is the required value everywhere except
+in the groups of ``burn_backend.testing.IMPLEMENTATION_DEFINED`` (an int division by zero, signed
+overflow, shifts outside ``[0, bits)``), where C, NumPy and PyTorch disagree: there NumPy's value is
+what NdArray and Cuda give, and another backend may declare the group and give its own.
+``ELEMENTWISE_OPS`` maps each method name to its entry; declaring a new element-wise op is one
+``_op(...)`` line below, and the suite then tests it.
 
 The expression language is the part of C and Python that means the same in both, so a generator for
 either emits it as it is (``render`` adds the parentheses that make precedence explicit):

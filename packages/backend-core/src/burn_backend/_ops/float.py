@@ -34,6 +34,12 @@ class FloatTensorOps(abc.ABC):
     binary ops take operands of equal rank whose dims are equal or 1 (broadcast); ``*_dim`` reductions
     keep the reduced dim with size 1; whole-tensor reductions return shape ``(1,)``; ``slices`` are one
     canonical Python ``slice`` per dim (see ``burn_backend.kit.canonical_slices``).
+
+    Special values are required, not implementation-defined: each element-wise op gives IEEE 754's
+    results at infinities, NaN and signed zeros as its NumPy reference in ``burn_backend.kit``'s
+    element-wise table does (NaN propagates through ``sign``, ``min``/``max`` and the clamps; a number
+    exponent of 0.5 is a square root; ``float_remainder`` is Python's ``%``, infinite divisors included),
+    and the conformance suite checks them on every backend.
     """
 
     int_dtype: DType
@@ -119,11 +125,14 @@ class FloatTensorOps(abc.ABC):
 
     @abc.abstractmethod
     def float_remainder(self, lhs: P, rhs: P) -> P:
-        """``lhs mod rhs`` with the sign of ``rhs`` (Python's ``%``)."""
+        """``lhs mod rhs`` with the sign of ``rhs`` (Python's ``%``), at special values too: NaN where
+        ``lhs`` is infinite or ``rhs`` is 0; for an infinite ``rhs``, ``lhs`` where the signs agree, ``rhs``
+        where they differ (``-1 % inf == inf``) and a zero where ``lhs`` is one, as NumPy, PyTorch and
+        the Array API standard give (``lhs - rhs * floor(lhs / rhs)`` gives NaN there)."""
 
     @abc.abstractmethod
     def float_remainder_scalar(self, lhs: P, rhs: float) -> P:
-        """``lhs mod rhs`` with the sign of ``rhs``."""
+        """``lhs mod rhs`` with the sign of ``rhs``, at special values as ``float_remainder``."""
 
     @abc.abstractmethod
     def float_matmul(self, lhs: P, rhs: P) -> P:

@@ -26,6 +26,15 @@ class IntTensorOps(abc.ABC):
 
     ``int_div`` floors like Python's ``//`` and ``int_remainder`` takes the sign of the divisor like
     Python's ``%``, so that ``a == (a // b) * b + a % b``.
+
+    Edge values: unsigned arithmetic wraps modulo ``2**bits`` (as in C, NumPy and PyTorch), a left shift
+    loses the bits past the width and a signed right shift fills with the sign; every backend gives
+    these. Where C, NumPy and PyTorch disagree the result is implementation-defined, in the groups of
+    ``burn_backend.testing.IMPLEMENTATION_DEFINED`` that the conformance suite tests against NumPy and a
+    backend may declare: ``int-division-by-zero`` (``int_div`` and ``int_remainder`` by 0),
+    ``int-overflow`` (a signed ``add``, ``sub``, ``mul``, ``neg``, ``abs``, ``square``, ``powi`` or
+    floor division whose exact result does not fit the dtype, and the minimum's remainder by -1: NumPy
+    and PyTorch wrap) and ``shift-out-of-range`` (shift counts outside ``[0, bits)``).
     """
 
     int_dtype: DType
@@ -114,19 +123,27 @@ class IntTensorOps(abc.ABC):
 
     @abc.abstractmethod
     def int_div(self, lhs: P, rhs: P) -> P:
-        """``lhs // rhs`` (floor division)."""
+        """``lhs // rhs`` (floor division: rounded toward -inf).
+
+        Implementation-defined (the conformance suite's groups, which a backend may declare): a zero
+        divisor (``int-division-by-zero``: NumPy gives 0, PyTorch raises, C traps; the Tensor API raises
+        ``ZeroDivisionError`` first where ``validates_index_values``), and the dtype's minimum over -1
+        (``int-overflow``: NumPy and PyTorch give the minimum, C traps)."""
 
     @abc.abstractmethod
     def int_div_scalar(self, lhs: P, rhs: int) -> P:
-        """``lhs // rhs`` (floor division)."""
+        """``lhs // rhs`` (floor division), implementation-defined where ``int_div``'s is."""
 
     @abc.abstractmethod
     def int_remainder(self, lhs: P, rhs: P) -> P:
-        """``lhs % rhs`` (sign of ``rhs``)."""
+        """``lhs % rhs`` with the sign of ``rhs`` (``lhs - rhs * (lhs // rhs)``).
+
+        Implementation-defined: a zero divisor (``int-division-by-zero``: NumPy gives 0, PyTorch raises)
+        and the dtype's minimum by -1 (``int-overflow``: NumPy and PyTorch give 0, C's division traps)."""
 
     @abc.abstractmethod
     def int_remainder_scalar(self, lhs: P, rhs: int) -> P:
-        """``lhs % rhs`` (sign of ``rhs``)."""
+        """``lhs % rhs`` (sign of ``rhs``), implementation-defined where ``int_remainder``'s is."""
 
     @abc.abstractmethod
     def int_matmul(self, lhs: P, rhs: P) -> P:
@@ -134,7 +151,7 @@ class IntTensorOps(abc.ABC):
 
     @abc.abstractmethod
     def int_abs(self, tensor: P) -> P:
-        """Absolute value."""
+        """Absolute value (of a signed dtype's minimum: implementation-defined, ``int-overflow``)."""
 
     def int_neg(self, tensor: P) -> P:
         """``-tensor`` (for unsigned dtypes modulo ``2**bits``, as ``0 - tensor``)."""
@@ -154,10 +171,22 @@ class IntTensorOps(abc.ABC):
         return self.int_mul(tensor, tensor)
 
     def int_powi(self, lhs: P, rhs: P) -> P:
-        """``lhs ** rhs`` for non-negative int exponents (computed in f64, exact below 2**53)."""
-        as_float = self.int_into_float(lhs, DType.F64)
-        powered = self.float_powf(as_float, self.int_into_float(rhs, DType.F64))  # type: ignore[attr-defined]
-        return self.float_into_int(self.float_round(powered), DType.of(lhs.dtype))  # type: ignore[attr-defined]
+        """``lhs ** rhs`` for non-negative int exponents, by repeated squaring over the exponent's bits
+        (exact: unsigned results wrap modulo ``2**bits`` as ``int_mul``'s do). A signed result that does
+        not fit the dtype is implementation-defined (``int-overflow``: NumPy and PyTorch wrap)."""
+        exponent_dtype = DType.of(rhs.dtype)
+        bits = np.dtype(exponent_dtype.numpy).itemsize * 8 - int(exponent_dtype.is_signed)
+        shape = np.broadcast_shapes(tuple(lhs.shape), tuple(rhs.shape))
+        result = self.int_ones(shape, self.int_device(lhs), DType.of(lhs.dtype))
+        base, exponent = lhs, rhs
+        # every bit of a non-negative exponent, without reading the largest one back from the device
+        for bit in range(bits):
+            odd = self.int_equal_elem(self.bitwise_and_scalar(exponent, 1), 1)
+            result = self.int_mask_where(result, odd, self.int_mul(result, base))
+            if bit + 1 < bits:
+                exponent = self.bitwise_right_shift_scalar(exponent, 1)
+                base = self.int_mul(base, base)
+        return result
 
     def int_powi_scalar(self, tensor: P, exponent: int) -> P:
         """``tensor ** exponent`` for a non-negative integer exponent, by repeated squaring."""
@@ -216,19 +245,21 @@ class IntTensorOps(abc.ABC):
 
     @abc.abstractmethod
     def bitwise_left_shift(self, lhs: P, rhs: P) -> P:
-        """``lhs << rhs``."""
+        """``lhs << rhs``: the bits shifted past the width are lost. A count outside ``[0, bits)`` is
+        implementation-defined (``shift-out-of-range``: NumPy gives 0; C leaves it undefined)."""
 
     @abc.abstractmethod
     def bitwise_left_shift_scalar(self, lhs: P, rhs: int) -> P:
-        """``lhs << rhs``."""
+        """``lhs << rhs`` (a count outside ``[0, bits)``: implementation-defined)."""
 
     @abc.abstractmethod
     def bitwise_right_shift(self, lhs: P, rhs: P) -> P:
-        """``lhs >> rhs`` (arithmetic for signed dtypes)."""
+        """``lhs >> rhs`` (arithmetic for signed dtypes: the sign fills). A count outside ``[0, bits)``
+        is implementation-defined (``shift-out-of-range``: NumPy gives the sign's fill, 0 or -1)."""
 
     @abc.abstractmethod
     def bitwise_right_shift_scalar(self, lhs: P, rhs: int) -> P:
-        """``lhs >> rhs``."""
+        """``lhs >> rhs`` (a count outside ``[0, bits)``: implementation-defined)."""
 
     # -- layout -----------------------------------------------------------------------------------
     @abc.abstractmethod
