@@ -75,7 +75,7 @@ class FileCheckpointer:
     SHA-256 of each other file, and rewriting an epoch's checkpoint removes its state file first. A
     file whose content is not the one recorded (a save interrupted between the files, a file copied in
     from another epoch) raises ``CheckpointError`` on load, naming the epoch it came from where another
-    checkpoint of the folder recorded it. Loading hashes the file it reads (about a second per GB).
+    checkpoint of the folder recorded it. Saving and loading hash each file (SHA-256, 1 to 2 s per GB).
 
     Args:
         recorder: the file format (burn-record's ``NamedMpkFileRecorder`` at full precision by
