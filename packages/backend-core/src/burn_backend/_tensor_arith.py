@@ -17,6 +17,7 @@ from ._tensor_base import (
     int_range,
 )
 from ._tensor_data import TensorDataOps
+from ._tensor_hints import clamp_error
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -271,8 +272,28 @@ class TensorArithmetic(TensorDataOps):
             return self._new(self._device.backend.int_square(self._primitive))
         return self.mul(cast("Tensor", self))
 
-    def clamp(self, minimum: Number, maximum: Number) -> Tensor:
-        """Values limited to ``[minimum, maximum]``."""
+    def clamp(
+        self,
+        minimum: Number | None = None,
+        maximum: Number | None = None,
+        *,
+        min: None = None,  # PyTorch's keywords, only to name clamp_min / clamp_max in the error
+        max: None = None,
+    ) -> Tensor:
+        """Values limited to ``[minimum, maximum]`` (both bounds; ``clamp_min`` and ``clamp_max`` take one).
+
+        Raises:
+            TypeError: called as PyTorch's ``clamp``, with ``min=``/``max=`` or one bound: the message
+                names ``clamp_min``, ``clamp_max`` or ``clamp(min, max)``.
+            ValueError: ``minimum`` is above ``maximum``.
+
+        Example:
+            >>> Tensor.from_data([-1.0, 0.5, 2.0]).clamp(0.0, 1.0).tolist()
+            [0.0, 0.5, 1.0]
+        """
+        if minimum is None or maximum is None or min is not None or max is not None:
+            keywords = {name: value for name, value in (("min", min), ("max", max)) if value is not None}
+            raise clamp_error(minimum, maximum, keywords)
         self._require_kind("clamp", Kind.FLOAT, Kind.INT)
         low, high = self._scalar("clamp", minimum), self._scalar("clamp", maximum)
         if low > high:

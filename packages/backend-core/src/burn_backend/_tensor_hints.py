@@ -118,6 +118,9 @@ ARGUMENTS: dict[str, str] = {
     "transpose": "transpose() takes no dims (it swaps the last two): use swap_dims({dim}) for "
     "torch.transpose(x, d0, d1)",
     "split": "split(split_size, dim) takes one size: use split_with_sizes([{dim}], dim) for a list of sizes",
+    "unsqueeze": "unsqueeze(dim) is PyTorch's spelling: use unsqueeze_dim({dim}) (a new dim of size 1 at "
+    "{dim}); unsqueeze() adds one leading dim, and unsqueeze(rank=n) leading dims up to rank n (Burn's "
+    "unsqueeze::<n>())",
 }
 
 
@@ -166,6 +169,30 @@ def install_spellings(cls: type) -> None:
         if error is not None:
             setattr(cls, name, _Spelling(str(error)))
             SPELLINGS.add(name)
+
+
+def clamp_error(minimum: Any, maximum: Any, keywords: dict[str, Any]) -> PyTorchSpellingError:
+    """The error for ``clamp`` called as PyTorch's: ``min=``/``max=`` keywords (``keywords``, those given)
+    or one bound (``None`` for the other)."""
+    positional = [minimum, maximum] if maximum is not None else [minimum] if minimum is not None else []
+    shown = [repr(value) for value in positional]
+    shown += [f"{name}={value!r}" for name, value in keywords.items()]
+    low = keywords.get("min", minimum)
+    high = keywords.get("max", maximum)
+    if low is not None and high is not None:
+        use = f"clamp({low!r}, {high!r}) (both bounds, positional)"
+    elif low is not None:
+        use = f"clamp_min({low!r})"
+    elif high is not None:
+        use = f"clamp_max({high!r})"
+    else:
+        return PyTorchSpellingError(
+            "Tensor.clamp() takes both bounds: use clamp(min, max), clamp_min(min) or clamp_max(max)"
+        )
+    return PyTorchSpellingError(
+        f"Tensor.clamp({', '.join(shown)}) is PyTorch's spelling: use {use}; Burn's clamp takes both "
+        "bounds, in order, and clamp_min / clamp_max one"
+    )
 
 
 def argument_error(method: str, given: Any) -> PyTorchSpellingError:

@@ -113,20 +113,21 @@ class TensorShape(TensorArithmetic):
             result = result.unsqueeze_dim(position)
         return cast("Tensor", result)
 
-    def unsqueeze(self, rank: int | None = None) -> Tensor:
-        """Leading dims of size 1 added until the tensor has ``rank`` dims (Burn's ``unsqueeze``); with no
-        ``rank``, one leading dim (the Burn Book's ``unsqueeze()``, PyTorch's ``unsqueeze(0)``).
-
-        Note that ``rank`` is a rank, not a position: PyTorch's ``x.unsqueeze(dim)`` is
-        ``unsqueeze_dim(dim)``.
+    def unsqueeze(self, dim: None = None, *, rank: int | None = None) -> Tensor:
+        """Leading dims of size 1: one (the Burn Book's ``unsqueeze()``), or as many as make ``rank`` dims
+        (``unsqueeze(rank=4)``, Burn's ``unsqueeze::<4>()``). A new dim elsewhere is ``unsqueeze_dim``.
 
         Raises:
+            TypeError: given a positional dim, PyTorch's ``x.unsqueeze(dim)``: the message names
+                ``unsqueeze_dim(dim)``.
             ValueError: ``rank`` is below the tensor's rank.
 
         Example:
-            >>> Tensor.ones([2, 3]).unsqueeze().dims(), Tensor.ones([2, 3]).unsqueeze(4).dims()
+            >>> Tensor.ones([2, 3]).unsqueeze().dims(), Tensor.ones([2, 3]).unsqueeze(rank=4).dims()
             ([1, 2, 3], [1, 1, 2, 3])
         """
+        if dim is not None:
+            raise argument_error("unsqueeze", dim)
         if rank is None:
             rank = self.rank + 1
         if isinstance(rank, bool) or not hasattr(rank, "__index__"):

@@ -233,7 +233,7 @@ NEW_DIMS: dict[str, tuple[tuple[int, ...], Callable[[Tensor], Tensor], Callable[
     "unsqueeze_dim_middle": ((2, 3), lambda a: a.unsqueeze_dim(1), lambda a: a.unsqueeze(1)),
     "unsqueeze_dim_negative": ((2, 3), lambda a: a.unsqueeze_dim(-1), lambda a: a.unsqueeze(-1)),
     "unsqueeze_dims": ((2, 3), lambda a: a.unsqueeze_dims([0, -1]), lambda a: a.unsqueeze(0).unsqueeze(-1)),
-    "unsqueeze_to_rank": ((3,), lambda a: a.unsqueeze(3), lambda a: a.reshape(1, 1, 3)),
+    "unsqueeze_to_rank": ((3,), lambda a: a.unsqueeze(rank=3), lambda a: a.reshape(1, 1, 3)),
     "squeeze_dim": ((2, 1, 3), lambda a: a.squeeze_dim(1), lambda a: a.squeeze(1)),
     "squeeze_dim_negative": ((2, 3, 1), lambda a: a.squeeze_dim(-1), lambda a: a.squeeze(-1)),
     "squeeze_dims": ((1, 2, 1, 3), lambda a: a.squeeze_dims([0, 2]), lambda a: a.reshape(2, 3)),

@@ -357,7 +357,7 @@ def test_cross_needs_size_3(device: Device) -> None:
         (lambda t: t.permute([1, 1]), "repeated dims"),
         (lambda t: t.flip([0, 0]), "repeated dims"),
         (lambda t: t.flatten(1, 0), "start_dim 1 is after end_dim 0"),
-        (lambda t: t.unsqueeze(1), "below the tensor's rank"),
+        (lambda t: t.unsqueeze(rank=1), "below the tensor's rank"),
         (lambda t: t.movedim([0, 1], [1]), "sources for"),
         (lambda t: t.repeat_dim(0, -1), "non-negative"),
         (lambda t: t.repeat([2]), "sizes given for a tensor of rank 2"),

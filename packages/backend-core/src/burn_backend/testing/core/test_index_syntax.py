@@ -75,9 +75,9 @@ def test_squeeze_and_unsqueeze(device: Device) -> None:
     with pytest.raises(ValueError, match="squeeze_dim: dim 1 has size 3, not 1"):
         x.squeeze(1)
     check(x.unsqueeze(), a[None])
-    check(x.unsqueeze(5), a[None, None])
+    check(x.unsqueeze(rank=5), a[None, None])
     with pytest.raises(ValueError, match="unsqueeze: rank 2 is below the tensor's rank 3"):
-        x.unsqueeze(2)
+        x.unsqueeze(rank=2)
 
 
 def test_t_numpy_and_clone(device: Device) -> None:

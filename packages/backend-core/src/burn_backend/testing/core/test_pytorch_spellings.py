@@ -38,6 +38,24 @@ CASES: dict[str, tuple[Callable[[Any], Any], str]] = {
     "to": (lambda x: x.to("cpu"), r"to_device\(device\) to move, cast\(dtype\)"),
     "masked_fill": (lambda x: x.masked_fill(x > 0, 0.0), r"mask_fill"),
     "maximum": (lambda x: x.maximum(x), r"max_pair"),
+    "unsqueeze(dim)": (
+        lambda x: x.unsqueeze(0),
+        r"Tensor.unsqueeze\(dim\) is PyTorch's spelling: use unsqueeze_dim\(0\) .*unsqueeze\(rank=n\)",
+    ),
+    "unsqueeze(-1)": (lambda x: x.unsqueeze(-1), r"use unsqueeze_dim\(-1\)"),
+    "unsqueeze(dim=)": (lambda x: x.unsqueeze(dim=1), r"use unsqueeze_dim\(1\)"),
+    "clamp(min=)": (
+        lambda x: x.clamp(min=0),
+        r"Tensor.clamp\(min=0\) is PyTorch's spelling: use clamp_min\(0\); Burn's clamp takes both",
+    ),
+    "clamp(max=)": (lambda x: x.clamp(max=1.5), r"Tensor.clamp\(max=1.5\) .* use clamp_max\(1.5\)"),
+    "clamp(min=, max=)": (
+        lambda x: x.clamp(min=0, max=1),
+        r"Tensor.clamp\(min=0, max=1\) .* use clamp\(0, 1\) \(both bounds, positional\)",
+    ),
+    "clamp(one bound)": (lambda x: x.clamp(0.5), r"Tensor.clamp\(0.5\) .* use clamp_min\(0.5\)"),
+    "clamp(None, max)": (lambda x: x.clamp(None, 2), r"Tensor.clamp\(None, 2\) .* use clamp_max\(2\)"),
+    "clamp(lo, max=)": (lambda x: x.clamp(0, max=2), r"Tensor.clamp\(0, max=2\) .* use clamp\(0, 2\)"),
     "add_": (lambda x: x.add_(1.0), r"Tensor.add_\(\): tensors are immutable.* use add\(...\)"),
     "mul_": (lambda x: x.mul_(2.0), r"use mul\(...\)"),
 }
@@ -78,6 +96,9 @@ def test_burn_spellings_still_work(device: Device) -> None:
     assert x.argmax(1).tolist() == [[1], [1]]
     assert x.transpose().tolist() == [[1.0, 3.0], [2.0, 4.0]]
     assert [p.dims() for p in x.split(1)] == [[1, 2], [1, 2]]
+    assert x.unsqueeze().dims() == [1, 2, 2]
+    assert x.unsqueeze(rank=4).dims() == [1, 1, 2, 2]
+    assert x.clamp(1.5, 3.0).tolist() == [[1.5, 2.0], [3.0, 3.0]]
 
 
 def test_several_dims_name_the_dims_reductions(device: Device) -> None:

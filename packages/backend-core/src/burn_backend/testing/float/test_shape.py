@@ -104,7 +104,7 @@ def test_unsqueeze_dims(device: Device, data: np.ndarray, dims: list[int], resul
 @pytest.mark.parametrize("rank", [3, 4, 6])
 def test_unsqueeze_to_a_rank(device: Device, data: np.ndarray, rank: int) -> None:
     expected = expected_of(data, DType.F32).reshape((1,) * (rank - 3) + SHAPE)
-    check(tensor_of(data, device, DType.F32).unsqueeze(rank), expected, DType.F32)
+    check(tensor_of(data, device, DType.F32).unsqueeze(rank=rank), expected, DType.F32)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

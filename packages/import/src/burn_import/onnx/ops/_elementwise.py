@@ -299,7 +299,7 @@ def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     if a.dims() == b.dims():
         return a, b
     shape = list(np.broadcast_shapes(tuple(a.dims()), tuple(b.dims())))
-    return a.unsqueeze(len(shape)).expand(shape), b.unsqueeze(len(shape)).expand(shape)
+    return a.unsqueeze(rank=len(shape)).expand(shape), b.unsqueeze(rank=len(shape)).expand(shape)
 
 
 _variadic("Sum", Tensor.add, np.add)
@@ -320,8 +320,8 @@ def where(ctx: Context, cond: Value, a: Value, b: Value) -> Tensor:
     if not x.dims() == y.dims() == mask.dims():
         shape = list(np.broadcast_shapes(tuple(x.dims()), tuple(y.dims()), tuple(mask.dims())))
         rank = len(shape)
-        x, y = x.unsqueeze(rank).expand(shape), y.unsqueeze(rank).expand(shape)
-        mask = mask.unsqueeze(rank).expand(shape)
+        x, y = x.unsqueeze(rank=rank).expand(shape), y.unsqueeze(rank=rank).expand(shape)
+        mask = mask.unsqueeze(rank=rank).expand(shape)
     return y.mask_where(mask, x)
 
 

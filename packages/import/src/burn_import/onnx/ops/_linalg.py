@@ -26,7 +26,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         b = b.unsqueeze_dim(1)
     if a.rank != b.rank:
         rank = max(a.rank, b.rank)
-        a, b = a.unsqueeze(rank), b.unsqueeze(rank)
+        a, b = a.unsqueeze(rank=rank), b.unsqueeze(rank=rank)
     dims_a, dims_b = a.dims(), b.dims()
     if 0 in dims_a or 0 in dims_b:
         batch = list(np.broadcast_shapes(tuple(dims_a[:-2]), tuple(dims_b[:-2])))

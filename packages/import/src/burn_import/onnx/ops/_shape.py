@@ -316,7 +316,7 @@ def expand(ctx: Context, x: Value, shape: Value) -> Tensor:
     out = _expanded(ctx, t.dims(), shape)
     if 0 in out:
         return Tensor.empty(out, t.device, t.dtype)
-    return t.unsqueeze(len(out)).expand(out) if t.rank < len(out) else t.expand(out)
+    return t.unsqueeze(rank=len(out)).expand(out) if t.rank < len(out) else t.expand(out)
 
 
 @register("Tile", host=lambda ctx, x, reps: np.tile(x, ctx.ints(reps)))
