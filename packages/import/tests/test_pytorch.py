@@ -319,3 +319,35 @@ def test_strict_loading_of_a_model_with_batch_norm(
         with pytest.raises(LoadError, match=f"unused {extra}"):
             load(path, _ConvBn(eval_device), strict=True)
         assert load(path, _ConvBn(eval_device)).unused == [extra]
+
+
+def test_a_file_without_a_state_dict_where_asked_is_a_load_error(tmp_path: Path) -> None:
+    path = tmp_path / "list.pt"
+    torch.save([torch.ones(2)], path)
+    module = _Net(default_device())
+    with pytest.raises(LoadError, match="expected a dict of tensors, got a list"):
+        load_pytorch(path, module)
+    torch.save({"model": {"fc.weight": torch.ones(3, 4)}, "epoch": 1}, path)
+    with pytest.raises(
+        LoadError, match=r"top_level_key 'state_dict': no 'state_dict' in the keys \['model', 'epoch'\]"
+    ):
+        load_pytorch(path, module, top_level_key="state_dict")
+    with pytest.raises(LoadError, match=r"top_level_key 'epoch\.x': no 'x' in int \(not a dict\)"):
+        load_pytorch(path, module, top_level_key="epoch.x")
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_many_storages_share_one_mapping_of_the_file(tmp_path: Path, legacy: bool) -> None:
+    resource = pytest.importorskip("resource")
+    state = {f"layer{i}.weight": torch.full((2,), float(i)) for i in range(300)}
+    path = tmp_path / "many.pt"
+    torch.save(state, path, _use_new_zipfile_serialization=not legacy)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(200, hard), hard))  # fewer descriptors than storages
+    try:
+        loaded = read_pytorch(path)
+        arrays = {key: value.numpy() for key, value in loaded.items()}
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    for key, value in state.items():
+        np.testing.assert_array_equal(arrays[key], value.numpy())

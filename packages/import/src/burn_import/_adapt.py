@@ -85,18 +85,29 @@ class LoadResult(Generic[M]):
 
 def pick_top_level(state: Any, top_level_key: str | None) -> Mapping[str, Any]:
     """The state dict under ``top_level_key`` (dots descend), or ``state`` itself; nested dicts are
-    flattened with dots (``{"a": {"b": x}}`` -> ``"a.b"``)."""
+    flattened with dots (``{"a": {"b": x}}`` -> ``"a.b"``).
+
+    Raises:
+        LoadError: no such key, or what is there is not a dict.
+    """
     if top_level_key:
         for part in top_level_key.split("."):
             if not isinstance(state, Mapping) or part not in state:
-                keys = list(state) if isinstance(state, Mapping) else type(state).__name__
-                raise KeyError(f"top_level_key {top_level_key!r}: no {part!r} among {keys}")
+                where = (
+                    _listed(state) if isinstance(state, Mapping) else f"{type(state).__name__} (not a dict)"
+                )
+                raise LoadError(f"top_level_key {top_level_key!r}: no {part!r} in {where}")
             state = state[part]
     if not isinstance(state, Mapping):
-        raise TypeError(f"expected a dict of tensors, got {type(state).__name__}")
+        raise LoadError(f"expected a dict of tensors, got a {type(state).__name__}")
     flat: dict[str, Any] = {}
     _flatten(state, "", flat)
     return flat
+
+
+def _listed(state: Mapping[str, Any]) -> str:
+    keys = [str(key)[:80] for _, key in zip(range(20), state)]
+    return f"the keys {keys}" + (f" and {len(state) - 20} more" if len(state) > 20 else "")
 
 
 def _flatten(state: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:

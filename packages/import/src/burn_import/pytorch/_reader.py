@@ -143,6 +143,7 @@ def _read_zip(
         del data
         prefix = pickle_info.filename[: -len("data.pkl")]
         members = {info.filename: info for info in infos}
+        mapping: list[np.memmap[Any, Any]] = []
         for key, storage in storages.items():
             info = members.get(f"{prefix}data/{key}")
             if info is None:
@@ -157,7 +158,7 @@ def _read_zip(
             count = info.file_size // itemsize
             if mmap and info.compress_type == zipfile.ZIP_STORED and count:
                 offset = _stored_offset(path, file, size, info)
-                storage.array = np.memmap(path, dtype=storage.dtype, mode="r", offset=offset, shape=(count,))
+                storage.array = _mapped(path, mapping, offset, count * itemsize).view(storage.dtype)
             else:
                 raw = _read_member(path, file, size, archive, info, limits, inflated)
                 storage.array = np.frombuffer(raw, dtype=storage.dtype)
@@ -225,6 +226,14 @@ def _stored_offset(path: Path, file: BinaryIO, size: int, info: zipfile.ZipInfo)
     return _data_offset(path, file, size, info)
 
 
+def _mapped(path: Path, mapping: list[np.memmap[Any, Any]], offset: int, nbytes: int) -> np.ndarray[Any, Any]:
+    """Bytes ``[offset, offset + nbytes)`` of the file, from one mapping of it made on first use (a
+    mapping holds a file descriptor: one per storage would run out of them on a large model)."""
+    if not mapping:
+        mapping.append(np.memmap(path, dtype=np.uint8, mode="r"))
+    return mapping[0][offset : offset + nbytes]
+
+
 # -- the legacy format ------------------------------------------------------------------------------
 class _BoundedReader:
     """A file's reads clamped to the bytes left in it and to a budget (a pickle declaring a
@@ -275,6 +284,7 @@ def _read_legacy(
         raise PyTorchReadError(f"{path}: written on a big-endian machine, which this reader does not read")
     obj, tensors = _unpickle(reader, path, storages, limits)
     keys, _ = _unpickle(reader, path, storages, limits)
+    mapping: list[np.memmap[Any, Any]] = []
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise PyTorchReadError(f"{path}: the list of storages is not a list of keys")
     for key in keys:
@@ -293,7 +303,7 @@ def _read_legacy(
                 f"pickle said {storage.numel}) with {size - offset} bytes left in the file"
             )
         if count:
-            storage.array = np.memmap(path, dtype=storage.dtype, mode="r", offset=offset, shape=(count,))
+            storage.array = _mapped(path, mapping, offset, nbytes).view(storage.dtype)
         else:
             storage.array = np.empty(0, dtype=storage.dtype)
         storage.numel = count
