@@ -14,6 +14,7 @@ from ._device import Device
 from ._distribution import Distribution
 from ._dtype import DType, Kind
 from ._einsum import einsum as _einsum
+from ._sampling import multinomial as _multinomial
 from ._shape import normalize_dim
 from ._tensor_base import (
     DeviceLike,
@@ -180,6 +181,39 @@ class Tensor(TensorProtocol):
             )
         create = getattr(device.backend, dtype.kind.prefix + "random")
         return cls(create(shape, distribution, device, dtype), device)
+
+    def multinomial(self, num_samples: int, replacement: bool = False) -> Tensor:
+        """Categories drawn from the distribution that this tensor's weights give (``torch.multinomial``).
+
+        The weights are the last dim of a 1-D or 2-D Float tensor: non-negative, not necessarily
+        normalized (each category's probability is its weight over its row's sum). Draws come from the
+        device's generator, as ``Tensor.random``'s: seed it with ``device.seed(n)`` for repeatable runs.
+
+        Args:
+            num_samples: how many categories to draw per row.
+            replacement: draw with replacement (independent draws); without (the default, as PyTorch's),
+                the categories of a row are distinct, in the order drawn, and a zero weight is never
+                drawn.
+
+        Returns:
+            An Int tensor (the device's int dtype) of shape ``[num_samples]`` for 1-D weights,
+            ``[rows, num_samples]`` for 2-D ones. No gradient flows through it.
+
+        Raises:
+            TypeError: the tensor is not Float, or ``num_samples`` is not an int.
+            ValueError: the weights are not 1-D or 2-D or have no category; ``num_samples`` is not
+                positive, or (without replacement) exceeds the categories. Where the backend
+                ``validates_index_values`` (NdArray; not the asynchronous GPU backends, where the read
+                would wait for the device), also negative or non-finite weights, a row of zeros, and
+                fewer non-zero weights than ``num_samples`` without replacement; elsewhere such weights
+                give unspecified categories, always in range.
+
+        Example:
+            >>> weights = Tensor.from_data([[0.0, 1.0, 3.0], [2.0, 0.0, 0.0]])
+            >>> weights.multinomial(2, replacement=True).to_data().to_numpy()[1].tolist()
+            [0, 0]
+        """
+        return _multinomial(self, num_samples, replacement)
 
     @classmethod
     def arange(
