@@ -74,6 +74,13 @@ def _rebuild_parameter(data: Any, *args: Any) -> Any:
     return data
 
 
+def _latin1(text: Any, encoding: Any) -> bytes:
+    """``_codecs.encode`` as pickle protocol 2 uses it for a ``bytes`` object: latin-1 only."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise PyTorchReadError("_codecs.encode other than of a string to latin-1 (a bytes object)")
+    return text.encode("latin-1")
+
+
 class _TypeRebuild:
     """PyTorch's ``_rebuild_from_type_v2``: only ever around a tensor rebuild."""
 
@@ -107,6 +114,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         rebuild = _TensorRebuild(self)
         self.allowed: dict[tuple[str, str], Any] = {
             ("collections", "OrderedDict"): OrderedDict,
+            ("_codecs", "encode"): _latin1,
             ("torch._utils", "_rebuild_tensor_v2"): rebuild,
             ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
             ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
