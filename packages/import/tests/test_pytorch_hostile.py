@@ -88,6 +88,7 @@ _FOUR = np.arange(4, dtype=np.float32).tobytes()
         ("fewer strides than sizes", 0, (2, 2), (1,)),
         ("a float size", 0, (2.0,), (1,)),
         ("a size that is a list", 0, [2], (1,)),
+        ("a zero-sized shape past NumPy's limit", 0, (0, 2**62, 4), (4, 4, 1)),
     ],
 )
 @pytest.mark.parametrize("compress", [False, True])

@@ -84,6 +84,7 @@ _REFUSED = [
     ("string shape entry", _file({"a": _tensor(0, 4, ("1",))}, _F4)),
     ("shape entry over 64 bits", _file({"a": _tensor(0, 0, (0, 2**64))})),
     ("shape entry past NumPy's limit", _file({"a": _tensor(0, 0, (0, 2**63))})),
+    ("zero-sized shape past NumPy's limit", _file({"a": _tensor(0, 0, (0, 2**62, 4))})),
     ("negative offset", _file({"a": _tensor(-4, 0)}, _F4)),
     ("float offset", _file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0.0, 4]}}, _F4)),
     ("three offsets", _file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 4]}}, _F4)),

@@ -97,9 +97,12 @@ class LazyArray:
         if offset < 0 or any(n < 0 for n in shape) or any(s < 0 for s in stride):
             raise PyTorchReadError(f"{where}: sizes, strides and the offset must not be negative")
         count = math.prod(shape)
+        if math.prod(n for n in shape if n) * storage.dtype.itemsize > _MAX_EXTENT:
+            raise PyTorchReadError(
+                f"{where}: its sizes' product (zeros left out) exceeds NumPy's largest array, "
+                f"{_MAX_EXTENT} bytes"
+            )
         if count == 0:
-            if any(n > _MAX_EXTENT for n in shape):
-                raise PyTorchReadError(f"{where}: a size exceeds {_MAX_EXTENT}")
             return
         available = storage.data().size
         last = offset + sum((n - 1) * s for n, s in zip(shape, stride))

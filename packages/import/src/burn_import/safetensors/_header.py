@@ -173,9 +173,11 @@ def _entry(path: Path, name: str, value: Any) -> Entry:
         raise SafetensorsError(
             f"{where}: shape must be a list of non-negative integers, got {str(shape)[:80]}"
         )
-    if len(shape) > _MAX_DIMS or any(n > _MAX_DIM for n in shape):
+    # NumPy's limits, which the reference's NumPy loading meets too (a zero-sized shape included)
+    if len(shape) > _MAX_DIMS or math.prod(n for n in shape if n) * DTYPES[dtype].itemsize > _MAX_DIM:
         raise SafetensorsError(
-            f"{where}: shape {shape} has more than {_MAX_DIMS} dimensions or one over {_MAX_DIM}"
+            f"{where}: shape {shape} has more than {_MAX_DIMS} dimensions or sizes whose product (zeros "
+            f"left out) exceeds NumPy's largest array, {_MAX_DIM} bytes"
         )
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(_count(n) for n in offsets)):
         raise SafetensorsError(
