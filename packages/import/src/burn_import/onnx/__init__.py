@@ -11,6 +11,7 @@ from ._errors import UnsupportedModelError as UnsupportedModelError
 from ._ir import Graph as Graph
 from ._ir import Node as Node
 from ._ir import ValueType as ValueType
+from ._limits import OnnxLimits as OnnxLimits
 from ._reader import read_model as read_model
 from ._runtime import OnnxModel as OnnxModel
 from ._runtime import load as load
@@ -28,6 +29,7 @@ __all__ = [
     "Graph",
     "Node",
     "ValueType",
+    "OnnxLimits",
     "OnnxImportError",
     "UnsupportedModelError",
 ]

@@ -22,6 +22,7 @@ from burn_nn import Module, Param
 
 from ._errors import OnnxImportError
 from ._ir import Graph
+from ._limits import OnnxLimits
 from ._reader import read_model
 from ._runtime import param_field
 from .ops._registry import to_tensor
@@ -113,6 +114,7 @@ def generate(
     *,
     name: str | None = None,
     class_name: str = "Model",
+    limits: OnnxLimits | None = None,
 ) -> tuple[Path, Path]:
     """Write ``model`` as Python source and a weights record into ``out_dir``.
 
@@ -121,6 +123,7 @@ def generate(
         out_dir: the folder to write into (made if missing).
         name: the file stem (default: the model file's stem, or ``"model"``).
         class_name: the name of the generated ``Module`` class.
+        limits: the bounds on sizes, node counts and nesting while reading (``OnnxLimits()``).
 
     Returns:
         The paths of the source file (``<name>.py``) and of the record (``<name>.mpk``,
@@ -128,7 +131,7 @@ def generate(
 
     Raises:
         OnnxImportError: the graph uses control flow (``If``, ``Loop``, ``Scan``), which only ``load``
-            runs.
+            runs; the file is malformed or over a limit of ``limits``.
 
     Example:
         >>> source, weights = generate("resnet.onnx", "generated")  # doctest: +SKIP
@@ -137,7 +140,7 @@ def generate(
     """
     from burn_record import NamedMpkFileRecorder
 
-    graph = model if isinstance(model, Graph) else read_model(model)
+    graph = model if isinstance(model, Graph) else read_model(model, limits=limits)
     for _, node in graph.walk():
         if node.subgraphs():
             raise OnnxImportError(

@@ -8,19 +8,26 @@ constants and parameters nobody reads.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ._ir import Graph, Node
 
-__all__ = ["eliminate_dead_code", "fold_constants", "used_names"]
+__all__ = ["eliminate_dead_code", "fold_constants", "folded_bound", "used_names"]
 
 _NEVER_FOLD = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
-def fold_constants(graph: Graph, outer: dict[str, np.ndarray[Any, Any]] | None = None) -> int:
-    """Fold what can be folded, in place; returns the number of nodes folded (subgraphs included)."""
+def fold_constants(
+    graph: Graph, outer: dict[str, np.ndarray[Any, Any]] | None = None, *, max_bytes: int = 64 * 2**20
+) -> int:
+    """Fold what can be folded, in place; returns the number of nodes folded (subgraphs included).
+
+    A node whose outputs could take more than ``max_bytes`` (``folded_bound``, worked out from its
+    inputs before anything is computed) is left to run when the model is called.
+    """
     from .ops._registry import Context, lookup
 
     known: dict[str, np.ndarray[Any, Any]] = dict(outer or {})
@@ -29,7 +36,7 @@ def fold_constants(graph: Graph, outer: dict[str, np.ndarray[Any, Any]] | None =
     folded = 0
     for node in graph.nodes:
         for sub in node.subgraphs():
-            folded += fold_constants(sub, known)
+            folded += fold_constants(sub, known, max_bytes=max_bytes)
         outputs = _fold_shape(graph, node)
         spec = lookup(node.domain, node.op_type)
         if (
@@ -38,6 +45,7 @@ def fold_constants(graph: Graph, outer: dict[str, np.ndarray[Any, Any]] | None =
             and spec.host is not None
             and node.op_type not in _NEVER_FOLD
             and all(not name or name in known for name in node.inputs)
+            and folded_bound(node, [known[name] if name else None for name in node.inputs]) <= max_bytes
         ):
             args = [known[name] if name else None for name in node.inputs]
             ctx = Context(node, None, {}, {}, _no_graphs)  # type: ignore[arg-type]
@@ -57,6 +65,44 @@ def fold_constants(graph: Graph, outer: dict[str, np.ndarray[Any, Any]] | None =
         folded += 1
     graph.nodes = kept
     return folded
+
+
+_ITEM_BOUND = 8  # bytes of the widest element a folded value can have
+
+
+def folded_bound(node: Node, args: list[np.ndarray[Any, Any] | None]) -> float:
+    """An upper bound of the bytes a folded ``node`` outputs, from its constant inputs: exact sizes for
+    the operators whose output size depends on input values (``ConstantOfShape``, ``Expand``,
+    ``Tile``, ``Range``), and for the others a bound by the inputs' sizes (the product of their sizes
+    plus one, times the largest rank: above any broadcast, product, gather, concatenation or
+    ``NonZero``). ``inf`` where no bound can be given."""
+    arrays = [a for a in args if a is not None]
+    try:
+        if node.op_type == "ConstantOfShape":
+            count = math.prod(_ints(args[0])) if args and args[0] is not None else 1
+        elif node.op_type == "Expand":
+            data, shape = np.asarray(args[0]).shape, _ints(args[1])
+            rank = max(len(data), len(shape))
+            padded = [1] * (rank - len(data)) + list(data), [1] * (rank - len(shape)) + shape
+            count = math.prod(max(a, b) for a, b in zip(*padded))
+        elif node.op_type == "Tile":
+            count = int(np.asarray(args[0]).size) * math.prod(_ints(args[1]))
+        elif node.op_type == "Range":
+            start, limit, delta = (float(np.asarray(a).reshape(-1)[0]) for a in args[:3])
+            count = max(math.ceil((limit - start) / delta), 0)
+        else:
+            rank = max([a.ndim for a in arrays] + [1])
+            count = math.prod(int(a.size) + 1 for a in arrays) * rank
+    except Exception:  # a malformed input (no value, not numeric, a zero delta): not folded
+        return math.inf
+    return float(count) * _ITEM_BOUND
+
+
+def _ints(value: np.ndarray[Any, Any] | None) -> list[int]:
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu" or array.size > 64:
+        raise ValueError("not a shape")
+    return [max(int(v), 0) for v in array.reshape(-1)]
 
 
 def _no_graphs(graph: Graph, env: dict[str, Any]) -> list[Any]:

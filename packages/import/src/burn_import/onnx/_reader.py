@@ -6,6 +6,7 @@ folding and dead-code elimination."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ from ._dtypes import dtype_of, elem_type_name
 from ._errors import OnnxImportError, UnsupportedModelError
 from ._fold import eliminate_dead_code, fold_constants
 from ._ir import Dim, Graph, Node, ValueType
+from ._limits import OnnxLimits, check_tensor, load_external_data
 from .ops import REGISTRY
 from .ops._registry import lookup
 
-__all__ = ["read_model"]
+__all__ = ["check_structure", "read_model"]
 
 _SKIP_DOMAINS = {"ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"}
 
@@ -34,40 +36,125 @@ def _onnx() -> Any:
     return onnx
 
 
-def read_model(model: Any, *, fold: bool = True) -> Graph:
+def read_model(model: Any, *, fold: bool = True, limits: OnnxLimits | None = None) -> Graph:
     """The IR of an ONNX model.
 
     Args:
         model: a path to a ``.onnx`` file, its bytes, or an ``onnx.ModelProto``.
         fold: whether to fold constants and eliminate dead code.
+        limits: the bounds on sizes, node counts and nesting (``OnnxLimits()`` by default).
+
+    Returns:
+        The ``Graph``, validated (and folded when ``fold``).
 
     Raises:
         UnsupportedModelError: listing every unsupported operator, attribute or dtype (node name, op
             type and opset).
-        OnnxImportError: the model is malformed.
+        OnnxImportError: the model is malformed or over a limit; the message names the file (or says
+            the model came as bytes or a proto) and what is wrong.
+
+    Example:
+        >>> graph = read_model("model.onnx")  # doctest: +SKIP
+        >>> print(graph.summary())  # doctest: +SKIP
     """
     onnx = _onnx()
+    limits = limits or OnnxLimits()
+    where = _where(model)
+    try:
+        return _read(onnx, model, fold, limits)
+    except UnsupportedModelError:
+        raise
+    except OnnxImportError as error:
+        raise OnnxImportError(f"{where}: {error}") from error
+    except Exception as error:  # the net under the checks: a decode error, or one no check foresaw
+        raise OnnxImportError(f"{where}: malformed model: {type(error).__name__}: {error}") from error
+
+
+def _where(model: Any) -> str:
+    """How errors name the model read."""
     if isinstance(model, (str, os.PathLike)):
-        proto = onnx.load(str(Path(model)))
-    elif isinstance(model, bytes):
-        proto = onnx.load_from_string(model)
-    else:
+        return f"ONNX file {str(model)!r}"
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return f"ONNX model ({len(model)} bytes)"
+    return "ONNX model"
+
+
+def _read(onnx: Any, model: Any, fold: bool, limits: OnnxLimits) -> Graph:
+    folder: Path | None = None
+    if isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        if not path.is_file():
+            raise OnnxImportError("no such file")
+        proto = onnx.load(str(path), load_external_data=False)
+        folder = path.parent
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        proto = onnx.load_from_string(bytes(model))
+    elif isinstance(model, onnx.ModelProto):
         proto = model
+    else:
+        raise OnnxImportError(
+            f"expected a path, the file's bytes or an onnx.ModelProto, got {type(model).__name__}"
+        )
+    load_external_data(onnx, proto, folder, limits)
+    check_structure(proto, limits)  # before inference, which expands functions itself
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False, data_prop=True)
     except Exception:  # inference is best effort: a model it rejects may still run
         inferred = proto
     opsets = {("" if o.domain == "ai.onnx" else o.domain): int(o.version) for o in proto.opset_import}
-    reader = _Reader(onnx, opsets, {(f.domain, f.name): f for f in proto.functions})
+    reader = _Reader(onnx, opsets, {(f.domain, f.name): f for f in proto.functions}, limits)
     graph = reader.graph(inferred.graph, top=True)
     graph.opsets = opsets
     problems = validate(graph)
     if problems:
         raise UnsupportedModelError(problems)
     if fold:
-        fold_constants(graph)
+        fold_constants(graph, max_bytes=limits.max_folded_bytes)
         eliminate_dead_code(graph)
     return graph
+
+
+def check_structure(proto: Any, limits: OnnxLimits) -> None:
+    """Refuse, before anything is expanded, a model whose nodes (model-local functions expanded at each
+    call, subgraphs included) outnumber ``limits.max_nodes``, that nests subgraphs or function calls
+    deeper than ``limits.max_depth``, or whose functions call themselves.
+
+    Raises:
+        OnnxImportError: naming the function or the limit.
+    """
+    functions = {(f.domain, f.name): f for f in proto.functions}
+    sizes: dict[tuple[str, str], int] = {}
+    active: list[tuple[str, str]] = []
+
+    def nodes_of(node_list: Any, depth: int) -> int:
+        if depth > limits.max_depth:
+            raise OnnxImportError(
+                f"subgraphs and function calls nest deeper than {limits.max_depth} (OnnxLimits.max_depth)"
+            )
+        total = 0
+        for node in node_list:
+            key = (node.domain, node.op_type)
+            total += function_size(key, depth) if key in functions else 1
+            for attr in node.attribute:
+                for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                    total += nodes_of(graph.node, depth + 1)
+            if total > limits.max_nodes:
+                raise OnnxImportError(
+                    f"the model expands to more than {limits.max_nodes} nodes (OnnxLimits.max_nodes)"
+                )
+        return total
+
+    def function_size(key: tuple[str, str], depth: int) -> int:
+        if key in active:
+            chain = " -> ".join(f"{d + '.' if d else ''}{n}" for d, n in [*active[active.index(key) :], key])
+            raise OnnxImportError(f"recursive ONNX function: {chain} (functions may not call themselves)")
+        if key not in sizes:
+            active.append(key)
+            sizes[key] = nodes_of(functions[key].node, depth + 1)
+            active.pop()
+        return sizes[key]
+
+    nodes_of(proto.graph.node, 0)
 
 
 def _type_of(onnx: Any, type_proto: Any) -> ValueType:
@@ -96,15 +183,35 @@ def _type_of(onnx: Any, type_proto: Any) -> ValueType:
 
 
 class _Reader:
-    def __init__(self, onnx: Any, opsets: dict[str, int], functions: dict[tuple[str, str], Any]) -> None:
+    def __init__(
+        self, onnx: Any, opsets: dict[str, int], functions: dict[tuple[str, str], Any], limits: OnnxLimits
+    ) -> None:
         self.onnx = onnx
         self.opsets = opsets
         self.functions = functions
+        self.limits = limits
         self.counter = itertools.count()
         self.names: set[str] = set()
+        self.made = 0  # nodes made, schema functions' expansions included
+        self.depth = 0  # subgraphs and function calls entered
+
+    def enter(self, what: str) -> None:
+        self.depth += 1
+        if self.depth > self.limits.max_depth:
+            raise OnnxImportError(
+                f"{what}: subgraphs and function calls nest deeper than {self.limits.max_depth} "
+                "(OnnxLimits.max_depth)"
+            )
 
     # -- graphs -------------------------------------------------------------------------------------
     def graph(self, proto: Any, top: bool = False, opsets: dict[str, int] | None = None) -> Graph:
+        self.enter(f"graph {proto.name!r}")
+        try:
+            return self.graph_body(proto, top, opsets)
+        finally:
+            self.depth -= 1
+
+    def graph_body(self, proto: Any, top: bool, opsets: dict[str, int] | None) -> Graph:
         onnx = self.onnx
         opsets = opsets or self.opsets
         types: dict[str, ValueType] = {}
@@ -143,6 +250,7 @@ class _Reader:
     def array(self, tensor: Any) -> np.ndarray[Any, Any]:
         from onnx import numpy_helper
 
+        check_tensor(self.onnx, tensor, self.limits)
         try:
             return np.asarray(numpy_helper.to_array(tensor))
         except Exception as error:
@@ -150,8 +258,26 @@ class _Reader:
 
     def sparse(self, sparse: Any) -> np.ndarray[Any, Any]:
         values = self.array(sparse.values)
-        indices = self.array(sparse.indices).astype(np.int64)
-        dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
+        indices = self.array(sparse.indices)
+        dims = [int(d) for d in sparse.dims]
+        what = f"sparse tensor {sparse.values.name!r} (dims {dims})"
+        count = math.prod(dims)
+        if any(d < 0 for d in dims) or count * values.dtype.itemsize > self.limits.max_tensor_bytes:
+            raise OnnxImportError(
+                f"{what}: dense size {count} x {values.dtype.itemsize} bytes is negative or over the "
+                f"limit of {self.limits.max_tensor_bytes} (OnnxLimits.max_tensor_bytes)"
+            )
+        nnz = values.shape[0] if values.ndim == 1 else -1
+        if indices.dtype.kind not in "iu" or indices.shape not in ((nnz,), (nnz, len(dims))):
+            raise OnnxImportError(
+                f"{what}: {list(values.shape)} values and {indices.dtype} indices of shape "
+                f"{list(indices.shape)}; expected 1-d values and integer indices of shape [nnz] or "
+                "[nnz, rank]"
+            )
+        bounds = [count] if indices.ndim == 1 else dims
+        if indices.size and (indices.min() < 0 or (indices >= np.array(bounds)).any()):
+            raise OnnxImportError(f"{what}: an index is out of range")
+        dense = np.zeros(tuple(dims), dtype=values.dtype)
         if indices.ndim == 1:
             dense.reshape(-1)[indices] = values
         else:
@@ -206,6 +332,11 @@ class _Reader:
                     types,
                     _schema_defaults(onnx_schema(self.onnx, proto, domain, opset)),
                 )
+        self.made += 1
+        if self.made > self.limits.max_nodes:
+            raise OnnxImportError(
+                f"the model expands to more than {self.limits.max_nodes} nodes (OnnxLimits.max_nodes)"
+            )
         node = Node(
             name=self.unique(proto.name or f"{proto.op_type}"),
             op_type=proto.op_type,
@@ -257,6 +388,20 @@ class _Reader:
         schema_defaults: dict[str, Any] | None = None,
     ) -> list[Node]:
         """The nodes of ``function``'s body in place of the call ``proto``."""
+        self.enter(f"function {function.name!r}")
+        try:
+            return self.expand_body(proto, function, opsets, types, schema_defaults)
+        finally:
+            self.depth -= 1
+
+    def expand_body(
+        self,
+        proto: Any,
+        function: Any,
+        opsets: dict[str, int],
+        types: dict[str, ValueType],
+        schema_defaults: dict[str, Any] | None,
+    ) -> list[Node]:
         onnx = self.onnx
         prefix = f"{proto.name or proto.op_type}__{next(self.counter)}__"
         rename: dict[str, str] = {"": ""}

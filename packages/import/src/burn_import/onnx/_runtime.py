@@ -14,18 +14,20 @@ from burn_nn import Module, Param
 
 from ._errors import OnnxImportError
 from ._ir import Graph
+from ._limits import OnnxLimits
 from ._reader import read_model
 from .ops._registry import Context, OptionalValue, Value, lookup, to_tensor
 
 __all__ = ["OnnxModel", "load"]
 
 
-def load(model: Any, device: Device | None = None) -> OnnxModel:
+def load(model: Any, device: Device | None = None, *, limits: OnnxLimits | None = None) -> OnnxModel:
     """An ONNX model as a ``Module`` that runs on ``device`` (by default the default device).
 
     Args:
         model: a path to a ``.onnx`` file, its bytes, an ``onnx.ModelProto`` or an IR ``Graph``.
         device: where the parameters live and the model runs.
+        limits: the bounds on sizes, node counts and nesting while reading (``OnnxLimits()``).
 
     Returns:
         An ``OnnxModel``: call it with one tensor (or NumPy array) per graph input, in order or by
@@ -35,12 +37,14 @@ def load(model: Any, device: Device | None = None) -> OnnxModel:
     Raises:
         UnsupportedModelError: the model uses operators, attributes or dtypes this importer does not
             support (every one is listed, with node name, op type and opset).
+        OnnxImportError: the file is malformed or over a limit of ``limits`` (the message names the
+            file and what is wrong).
 
     Example:
         >>> model = burn_import.onnx.load("model.onnx", device)  # doctest: +SKIP
         >>> y = model(Tensor.random([1, 3, 224, 224], device=device))  # doctest: +SKIP
     """
-    graph = model if isinstance(model, Graph) else read_model(model)
+    graph = model if isinstance(model, Graph) else read_model(model, limits=limits)
     return OnnxModel(graph, device or default_device())
 
 
