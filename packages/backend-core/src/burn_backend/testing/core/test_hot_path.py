@@ -14,6 +14,8 @@ import pytest
 
 from burn_backend import Device, DType, Tensor
 
+from ..._dtype import KIND_OF_ID, KIND_OF_TYPE
+
 API = Path(__file__).resolve().parents[2]  # burn_backend/
 
 
@@ -62,7 +64,11 @@ def test_common_binary_ops_call_only_the_op(
     b = Tensor.from_data([[5.0, 6.0], [7.0, 8.0]], device)
     call(a, b)  # a first call may set up caches
     calls = api_calls(lambda: call(a, b))
-    assert len(calls) == 1, f"{name} called {calls}"
+    dtype = a.primitive.dtype
+    if type(dtype) in KIND_OF_TYPE or id(dtype) in KIND_OF_ID:
+        assert len(calls) == 1, f"{name} called {calls}"
+    else:  # another library's dtype objects (array_api_strict's) take the checked path
+        assert "_arith" in calls, f"{name} called {calls}"
     out = call(a, b)
     assert (out.device, out.dtype) == (device, a.dtype)
     assert out.to_data().to_numpy().ravel().tolist() == pytest.approx(expected, rel=1e-6)
@@ -76,8 +82,10 @@ def test_other_operands_take_the_checked_path(device: Device) -> None:
     floats = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
     assert (floats + Tensor.from_data([10.0, 20.0], device)).tolist() == [[11.0, 22.0], [13.0, 24.0]]
     assert (floats + 1).tolist() == [[2.0, 3.0], [4.0, 5.0]]
-    with pytest.raises(TypeError, match="add: dtypes differ"):
-        floats + floats.cast(DType.F16 if floats.dtype is not DType.F16 else DType.F32)
+    other = DType.F64 if floats.dtype is not DType.F64 else DType.F32
+    if device.backend.supports_dtype(device, other):
+        with pytest.raises(TypeError, match="add: dtypes differ"):
+            floats + floats.cast(other)
     with pytest.raises(TypeError, match="/: true division of an Int tensor"):
         ints / ints
     with pytest.raises(TypeError, match="sub: expected a Float or Int tensor"):
