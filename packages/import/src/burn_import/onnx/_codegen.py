@@ -3,7 +3,8 @@ operation, Burn's ``ModelGen`` route) plus its weights as a burn-record file.
 
 The generated ``forward`` calls ``burn_import.onnx.run_op`` for each node, the same operator table
 ``load`` runs, so both routes give the same outputs; the parameters are ``Param``s in a ``weights``
-dict and large constants are frozen ``Param``s in ``buffers``, both filled from the record file.
+dict and large constants are ``RunningState`` in ``buffers`` (recorded, not counted as parameters),
+both filled from the record file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from burn_backend import Device, Tensor, default_device
-from burn_nn import Module, Param
+from burn_nn import Module, Param, RunningState
 
 from ._errors import OnnxImportError
 from ._ir import Graph
@@ -34,9 +35,10 @@ _LINE = 100
 
 
 class _Weights(Module):
-    """The record layout of a generated module: ``weights`` and ``buffers`` dicts of ``Param``s."""
+    """The record layout of a generated module: ``weights`` (``Param``s) and ``buffers``
+    (``RunningState``) dicts."""
 
-    def __init__(self, weights: dict[str, Param], buffers: dict[str, Param]) -> None:
+    def __init__(self, weights: dict[str, Param], buffers: dict[str, RunningState]) -> None:
         self.weights = weights
         self.buffers = buffers
 
@@ -45,8 +47,19 @@ class _Weights(Module):
 # named after one of them would shadow it
 _MODULE_NAMES = frozenset(
     {"annotations", "os", "Path", "Any", "Device", "Tensor", "default_device", "op", "Module", "Param"}
-    | {"np", "WEIGHTS", "GRAPH_NAME", "INPUT_NAMES", "OUTPUT_NAMES", "_zeros", "self", "cls", "device"}
-    | {"weights", "loaded", "path", "NamedMpkFileRecorder"}
+    | {
+        "np",
+        "WEIGHTS",
+        "GRAPH_NAME",
+        "INPUT_NAMES",
+        "OUTPUT_NAMES",
+        "_zeros",
+        "_state",
+        "self",
+        "cls",
+        "device",
+    }
+    | {"weights", "loaded", "path", "NamedMpkFileRecorder", "RunningState"}
 )
 _RESERVED = _MODULE_NAMES | frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"_"}
 
@@ -173,7 +186,7 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
     buffer_lines: list[str] = []
     const_lines: list[str] = []
     params: dict[str, Param] = {}
-    buffers: dict[str, Param] = {}
+    buffers: dict[str, RunningState] = {}
     param_fields: set[str] = set()
     buffer_fields: set[str] = set()
     for onnx_name in graph.params:
@@ -185,11 +198,11 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
     for onnx_name, array in graph.constants.items():
         if array.size > _INLINE_LIMIT:
             field = _field(onnx_name, buffer_fields)
-            buffers[field] = Param.initialized(to_tensor(array, device), require_grad=False)
+            buffers[field] = RunningState(to_tensor(array, device))
             buffer_lines.append(
-                f"            {field!r}: _zeros({list(array.shape)}, {_dtype(array)!r}, device),"
+                f"            {field!r}: _state({list(array.shape)}, {_dtype(array)!r}, device),"
             )
-            var[onnx_name] = f"self.buffers[{field!r}].val()"
+            var[onnx_name] = f"self.buffers[{field!r}].value()"
         else:
             ident = _identifier(onnx_name, taken, "c_")
             const_lines.append(f"        self.{ident} = {_literal(array)}")
@@ -237,7 +250,7 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         # one block, as a linter sorts it where burn and numpy are both installed packages
         "from burn_backend import Device, Tensor, default_device",
         "from burn_import.onnx import run_op as op",
-        "from burn_nn import Module, Param",
+        "from burn_nn import Module, Param, RunningState",
         *(["import numpy as np"] if any("np." in line for line in const_lines + body) else []),
         "",
         f"WEIGHTS = Path(__file__).with_name({stem + '.mpk'!r})",
@@ -254,6 +267,10 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "    return Param.initialized(Tensor.zeros(shape, device, dtype))",
         "",
         "",
+        "def _state(shape: list[int], dtype: str, device: Device) -> RunningState:",
+        "    return RunningState(Tensor.zeros(shape, device, dtype))",
+        "",
+        "",
         f"class {class_name}(Module):",
         '    """The ONNX graph ``GRAPH_NAME`` as a module: ``forward`` takes the values named in',
         '    ``INPUT_NAMES`` and returns those named in ``OUTPUT_NAMES``."""',
@@ -264,7 +281,7 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         '        """The module on ``device`` with the ``weights`` record (``None``: zeros)."""',
         "        device = device or default_device()",
         *_dict_lines("        self.weights: dict[str, Param] = ", param_lines),
-        *_dict_lines("        self.buffers: dict[str, Param] = ", buffer_lines),
+        *_dict_lines("        self.buffers: dict[str, RunningState] = ", buffer_lines),
         *const_lines,
         "        if weights is not None:",
         "            from burn_record import NamedMpkFileRecorder",

@@ -194,6 +194,7 @@ class _Reader:
         self.names: set[str] = set()
         self.made = 0  # nodes made, schema functions' expansions included
         self.depth = 0  # subgraphs and function calls entered
+        self.schemas: dict[tuple[str, str, int], Any] = {}
 
     def enter(self, what: str) -> None:
         self.depth += 1
@@ -235,17 +236,30 @@ class _Reader:
             nodes=nodes,
             types=types,
         )
+        readers = _readers(graph, initializers, self.schema)
         for name, array in initializers.items():
-            # float initializers are the trainable parameters (in a subgraph, of a control-flow op's
-            # branch or body: those of more than one element; its scalars stay constants, as loop
-            # increments and thresholds are); the rest are constants
+            # float initializers are the trainable parameters when some node reads them as a weight
+            # (``_readers``; in a subgraph, of a control-flow op's branch or body, only those of more
+            # than one element: its scalars stay constants, as loop increments and thresholds are);
+            # the rest are constants
             weight = array.size > 0 if top else array.ndim >= 1 and array.size > 1
+            weight = weight and readers.get(name, True)
             if weight and array.dtype.kind == "f" and dtype_of(_elem_of(onnx, array)):
                 graph.initializers[name] = array
                 graph.params.append(name)
             else:
                 graph.constants[name] = array
         return graph
+
+    def schema(self, node: Node) -> Any:
+        """The ONNX schema of a node's operator (cached), ``None`` where ONNX has none."""
+        key = (node.domain, node.op_type, node.opset)
+        if key not in self.schemas:
+            try:
+                self.schemas[key] = self.onnx.defs.get_schema(node.op_type, node.opset, node.domain)
+            except Exception:
+                self.schemas[key] = None
+        return self.schemas[key]
 
     def array(self, tensor: Any) -> np.ndarray[Any, Any]:
         from onnx import numpy_helper
@@ -446,6 +460,42 @@ class _Reader:
             copy.name = prefix + (inner.name or inner.op_type)
             nodes.extend(self.node(copy, inner_opsets, types))
         return nodes
+
+
+# operators that broadcast an operand against the others: a one-element operand is a scalar of the
+# arithmetic (``x * 0.5``, ``x ** 2``, a ``Clip`` bound), not a weight
+_SCALAR_OPERANDS = frozenset(
+    {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Sum", "Mean", "Where", "Clip"}
+    | {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}
+)
+# inputs that are running state, not weights: batch norm's running mean and variance
+_STATE_INPUTS = frozenset({("BatchNormalization", 3), ("BatchNormalization", 4)})
+
+
+def _readers(graph: Graph, initializers: dict[str, np.ndarray[Any, Any]], schema: Any) -> dict[str, bool]:
+    """For each initializer some node reads (subgraphs' nodes included), whether one of them reads it
+    as a weight: not as a one-element operand of broadcasting arithmetic (``_SCALAR_OPERANDS``), not as
+    running state (``_STATE_INPUTS``), not as an input the operator's ONNX schema calls
+    non-differentiable (a shape, an index, a ``Clip`` bound)."""
+    found: dict[str, bool] = {}
+    for _, node in graph.walk():
+        formal = None
+        for index, name in enumerate(node.inputs):
+            if name not in initializers:
+                continue
+            scalar = node.op_type in _SCALAR_OPERANDS and initializers[name].size == 1
+            if node.domain == "" and (scalar or (node.op_type, index) in _STATE_INPUTS):
+                role = False
+            else:
+                if formal is None:
+                    spec = schema(node)
+                    formal = list(spec.inputs) if spec is not None else []
+                role = True
+                if formal:
+                    param = formal[min(index, len(formal) - 1)]
+                    role = "NonDifferentiable" not in str(param.differentiation_category)
+            found[name] = found.get(name, False) or role
+    return found
 
 
 def _rename_free(onnx: Any, graph: Any, outer: Any, bound: set[str]) -> None:
