@@ -7,6 +7,7 @@ from . import _cast as _cast
 from . import _control as _control
 from . import _conv as _conv
 from . import _elementwise as _elementwise
+from . import _grid as _grid
 from . import _index as _index
 from . import _linalg as _linalg
 from . import _norm as _norm

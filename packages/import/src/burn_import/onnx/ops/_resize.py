@@ -1,6 +1,6 @@
 """Resampling: ``Resize`` and ``Upsample`` (separable: one interpolation matrix per resized axis,
-built on the host with ONNX's coordinate rules and applied as a matrix product), ``GridSample`` and
-``AffineGrid``."""
+built on the host with ONNX's coordinate rules and applied as a matrix product). ``GridSample`` and
+``AffineGrid`` are in ``_grid``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from burn_backend import GridSampleOptions, Kind, Tensor
-from burn_backend import module as F
+from burn_backend import Kind, Tensor
 
 from .._ir import Node
 from ._registry import Context, Value, register, to_tensor
@@ -279,34 +278,3 @@ def upsample(ctx: Context, x: Value, scales: Value = None) -> Tensor:
                 out = out.unsqueeze_dim(a + 1).repeat_dim(a + 1, int(s)).flatten(a, a + 1)
         return out
     return resize(ctx, t, [float(s) for s in factors], None, None, "asymmetric")
-
-
-# -- grids ----------------------------------------------------------------------------------------
-def _check_grid(node: Node) -> str | None:
-    mode = node.attrs.get("mode", "bilinear" if node.opset < 20 else "linear")
-    if mode not in ("bilinear", "linear", "nearest"):
-        return f"mode {mode!r} is not supported (bilinear/linear and nearest are)"
-    return None
-
-
-@register("GridSample", attrs=("align_corners", "mode", "padding_mode"), check=_check_grid)
-def grid_sample(ctx: Context, x: Value, grid: Value) -> Tensor:
-    t, g = ctx.tensor(x), ctx.tensor(grid)
-    if t.rank != 4:
-        raise ctx.error(f"GridSample of a rank-{t.rank} input is not supported (4-d inputs are)")
-    mode = ctx.attr("mode", "bilinear")
-    options = GridSampleOptions(
-        "nearest" if mode == "nearest" else "bilinear",
-        ctx.attr("padding_mode", "zeros"),
-        bool(int(ctx.attr("align_corners", 0))),
-    )
-    return F.grid_sample_2d(t, g if g.dtype == t.dtype else g.cast(t.dtype), options)
-
-
-@register("AffineGrid", attrs=("align_corners",))
-def affine_grid(ctx: Context, theta: Value, size: Value) -> Tensor:
-    t = ctx.tensor(theta)
-    dims = ctx.ints(size)
-    if len(dims) != 4:
-        raise ctx.error(f"AffineGrid for size {dims} is not supported (2-d grids are)")
-    return F.affine_grid_2d(t, dims, bool(int(ctx.attr("align_corners", 0))))
