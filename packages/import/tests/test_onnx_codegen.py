@@ -182,3 +182,36 @@ def test_native_attention_declaring_only_y_generates(tmp_path: Path) -> None:
     (expected,) = _reference(model, {"q": q, "k": k, "v": v})
     (got,) = _generated_outputs(model, tmp_path, "attention", [q, k, v])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_hostile_ir_strings_stay_literals(tmp_path: Path) -> None:
+    """Op type, domain, attribute names and values of an IR graph (``generate`` takes one too) are
+    written as escaped literals: importing the module runs nothing, and ``forward`` passes them on."""
+    marker = tmp_path / "payload_ran"
+    payload = _payload(marker, '"""')
+    node = burn_onnx.Node(
+        name=payload,
+        op_type="Relu" + payload,
+        domain=_payload(marker, "'"),
+        opset=17,
+        inputs=["x"],
+        outputs=["y"],
+        attrs={payload: _payload(marker, '"'), "mode": [payload, "b"], "alpha": float("nan")},
+    )
+    graph = burn_onnx.Graph(name=payload, inputs=["x"], outputs=["y"], nodes=[node])
+    source, weights = burn_onnx.generate(graph, tmp_path / "out", name="ir")
+    module = _import(source, "_generated_ir")
+    assert not marker.exists()
+    model = module.Model.load(weights)
+    with pytest.raises(burn_onnx.OnnxImportError, match="unsupported operator") as info:
+        model(Tensor.from_numpy(np.zeros(2, np.float32), default_device()))
+    assert "Relu" + payload in str(info.value)  # the op type arrived unchanged
+    assert not marker.exists()
+
+
+def test_a_model_that_cannot_be_generated_writes_nothing(tmp_path: Path) -> None:
+    node = burn_onnx.Node("n", "Relu", "", 17, ["x"], ["y"], {"type": burn_onnx.ValueType("tensor", 1)})
+    graph = burn_onnx.Graph(name="g", inputs=["x"], outputs=["y"], nodes=[node])
+    with pytest.raises(burn_onnx.OnnxImportError, match="ValueType cannot be written as source"):
+        burn_onnx.generate(graph, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -167,12 +167,14 @@ def generate(
             f"generate: class_name {class_name!r} is not a Python identifier free to use "
             "(ASCII letters, digits, underscores; not a keyword, builtin or name the module uses)"
         )
+    source, weights = _source(graph, class_name, stem)  # everything that can fail, before any write
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    source, weights = _source(graph, class_name, stem)
-    source_path = out / f"{stem}.py"
-    source_path.write_text(source)
     weights_path = NamedMpkFileRecorder().save(weights.into_record(), out / stem)
+    source_path = out / f"{stem}.py"
+    partial = out / f".{stem}.py.partial"
+    partial.write_text(source)
+    os.replace(partial, source_path)  # the source appears whole or not at all
     return source_path, Path(weights_path)
 
 
