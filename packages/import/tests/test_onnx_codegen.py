@@ -215,3 +215,18 @@ def test_a_model_that_cannot_be_generated_writes_nothing(tmp_path: Path) -> None
     with pytest.raises(burn_onnx.OnnxImportError, match="ValueType cannot be written as source"):
         burn_onnx.generate(graph, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_string_literals_round_trip_in_ascii() -> None:
+    from burn_import.onnx._codegen import _string
+
+    rng = np.random.default_rng(5)
+    texts = ['"""', "'''", "\\", '\\"', "\n\r\t\0", "é€😀\u2028\x7f", "\ud800"]
+    for _ in range(500):
+        codes = rng.integers(0, 0x110000, 12) if rng.random() < 0.5 else rng.integers(0, 128, 12)
+        texts.append("".join(chr(int(c)) for c in codes))
+    for text in texts:
+        literal = _string(text)
+        assert literal.isascii()
+        assert literal.startswith('"')
+        assert eval(literal) == text  # the literal is what the generated module holds

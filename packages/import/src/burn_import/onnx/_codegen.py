@@ -93,6 +93,21 @@ def _field(name: str, taken: set[str]) -> str:
     return field
 
 
+def _string(text: str) -> str:
+    """``text`` as a double-quoted Python string literal of ASCII characters only: the one form a string
+    from the file takes in generated source (quotes and backslashes escaped, every other character
+    outside printable ASCII written as its ``\\x``/``\\u``/``\\U`` escape)."""
+    out = []
+    for char in str(text):
+        if char in '"\\':
+            out.append("\\" + char)
+        elif " " <= char <= "~":
+            out.append(char)
+        else:
+            out.append(ascii(char)[1:-1])  # one escape sequence, never a quote
+    return '"' + "".join(out) + '"'
+
+
 def _literal(value: Any) -> str:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biuf":
@@ -107,7 +122,7 @@ def _literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_literal(v) for v in value) + "]"
     if isinstance(value, (int, str, bool)) or value is None:
-        return ascii(value)  # the one form a file-given string takes in the source: an escaped literal
+        return _string(value) if isinstance(value, str) else repr(value)
     raise OnnxImportError(
         f"generate: attribute value of type {type(value).__name__} cannot be written as source"
     )
@@ -179,7 +194,7 @@ def generate(
 
 
 def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
-    # every string from the file reaches the source only as an ``ascii`` literal or through
+    # every string from the file reaches the source only as a ``_string`` literal or through
     # ``_identifier``/``_field`` (ASCII letters, digits, underscores): never inside a docstring
     device = default_device()
     taken: set[str] = {class_name}
@@ -195,16 +210,17 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         array = graph.initializers[onnx_name]
         field = _field(onnx_name, param_fields)
         params[field] = Param.initialized(to_tensor(array, device))
-        param_lines.append(f"            {field!r}: _zeros({list(array.shape)}, {_dtype(array)!r}, device),")
-        var[onnx_name] = f"self.weights[{field!r}].val()"
+        param_lines.append(
+            f"            {_string(field)}: _zeros({list(array.shape)}, {_string(_dtype(array))}, device),"
+        )
+        var[onnx_name] = f"self.weights[{_string(field)}].val()"
     for onnx_name, array in graph.constants.items():
         if array.size > _INLINE_LIMIT:
             field = _field(onnx_name, buffer_fields)
             buffers[field] = RunningState(to_tensor(array, device))
-            buffer_lines.append(
-                f"            {field!r}: _state({list(array.shape)}, {_dtype(array)!r}, device),"
-            )
-            var[onnx_name] = f"self.buffers[{field!r}].value()"
+            shape, dtype = list(array.shape), _string(_dtype(array))
+            buffer_lines.append(f"            {_string(field)}: _state({shape}, {dtype}, device),")
+            var[onnx_name] = f"self.buffers[{_string(field)}].value()"
         else:
             ident = _identifier(onnx_name, taken, "c_")
             const_lines.append(f"        self.{ident} = {_literal(array)}")
@@ -217,9 +233,9 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         var[onnx_name] = ident
     body: list[str] = []
     for node in graph.nodes:
-        args = [ascii(node.op_type)] + [var[i] if i else "None" for i in node.inputs]
+        args = [_string(node.op_type)] + [var[i] if i else "None" for i in node.inputs]
         if node.domain:
-            args.append(f"domain={node.domain!a}")
+            args.append(f"domain={_string(node.domain)}")
         args.append(f"opset={int(node.opset)}")
         if len(node.outputs) > 1:
             args.append(f"outputs={len(node.outputs)}")
@@ -227,7 +243,7 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
             if key.isascii() and key.isidentifier() and not keyword.iskeyword(key):
                 args.append(f"{key}={_literal(value)}")
             else:
-                args.append(f"**{{{key!a}: {_literal(value)}}}")
+                args.append(f"**{{{_string(key)}: {_literal(value)}}}")
         outs = [_identifier(o, taken) if o else "_" for o in node.outputs]
         for onnx_name, ident in zip(node.outputs, outs):
             if onnx_name:
@@ -255,13 +271,13 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         "from burn_nn import Module, Param, RunningState",
         *(["import numpy as np"] if any("np." in line for line in const_lines + body) else []),
         "",
-        f"WEIGHTS = Path(__file__).with_name({stem + '.mpk'!r})",
+        f"WEIGHTS = Path(__file__).with_name({_string(stem + '.mpk')})",
         '"""The weights generated with this source."""',
-        f"GRAPH_NAME = {graph.name!a}",
+        f"GRAPH_NAME = {_string(graph.name)}",
         '"""The name of the ONNX graph."""',
-        f"INPUT_NAMES = {list(graph.inputs)!a}",
+        f"INPUT_NAMES = {_literal(list(graph.inputs))}",
         '"""The ONNX names of ``forward``\'s arguments, in order."""',
-        f"OUTPUT_NAMES = {list(graph.outputs)!a}",
+        f"OUTPUT_NAMES = {_literal(list(graph.outputs))}",
         '"""The ONNX names of ``forward``\'s results, in order."""',
         "",
         "",
