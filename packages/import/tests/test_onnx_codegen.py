@@ -230,3 +230,12 @@ def test_string_literals_round_trip_in_ascii() -> None:
         assert literal.isascii()
         assert literal.startswith('"')
         assert eval(literal) == text  # the literal is what the generated module holds
+
+
+def test_model_gen_passes_its_limits(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(_lstm_model("GRU")[0], str(path))
+    gen = burn_onnx.ModelGen().input(path).out_dir(tmp_path / "out")
+    with pytest.raises(burn_onnx.OnnxImportError, match=r"m.onnx': tensor 'W'.*OnnxLimits.max_tensor_bytes"):
+        gen.limits(burn_onnx.OnnxLimits(max_tensor_bytes=64)).run_from_script()
+    assert not (tmp_path / "out").exists()
