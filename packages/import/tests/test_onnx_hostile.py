@@ -406,3 +406,20 @@ def test_structurally_fuzzed_models_fail_only_with_onnx_import_error() -> None:
             pass
         except Exception as error:  # pragma: no cover - the failure being tested for
             pytest.fail(f"trial {trial}: {type(error).__name__} escaped: {error}")
+
+
+def test_reshape_folds_up_to_the_limit_of_its_data() -> None:
+    """A ``Reshape`` outputs as many elements as its data: bounded by that, not by its inputs' sizes."""
+    data = numpy_helper.from_array(np.arange(1000, dtype=np.int64), "data")
+    nodes = [_const("shape", [10, 100]), helper.make_node("Reshape", ["data", "shape"], ["y"])]
+    model = _model(
+        nodes,
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [10, 100])],
+        graph_kwargs={"initializer": [data]},
+    )
+    graph = burn_onnx.read_model(model, limits=burn_onnx.OnnxLimits(max_folded_bytes=8000))
+    assert not graph.nodes
+    np.testing.assert_array_equal(graph.constants["y"], np.arange(1000).reshape(10, 100))
+    graph = burn_onnx.read_model(model, limits=burn_onnx.OnnxLimits(max_folded_bytes=7999))
+    assert [n.op_type for n in graph.nodes] == ["Reshape"]

@@ -68,12 +68,15 @@ def fold_constants(
 
 
 _ITEM_BOUND = 8  # bytes of the widest element a folded value can have
+# operators whose outputs together hold no more elements than their first input
+_NO_LARGER = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Slice", "Split", "CastLike", "Identity"})
 
 
 def folded_bound(node: Node, args: list[np.ndarray[Any, Any] | None]) -> float:
     """An upper bound of the bytes a folded ``node`` outputs, from its constant inputs: exact sizes for
     the operators whose output size depends on input values (``ConstantOfShape``, ``Expand``,
-    ``Tile``, ``Range``), and for the others a bound by the inputs' sizes (the product of their sizes
+    ``Tile``, ``Range``), the first input's size for those that only move or cut it (``Reshape``,
+    ``Slice``...), and for the others a bound by the inputs' sizes (the product of their sizes
     plus one, times the largest rank: above any broadcast, product, gather, concatenation or
     ``NonZero``). ``inf`` where no bound can be given."""
     arrays = [a for a in args if a is not None]
@@ -87,6 +90,8 @@ def folded_bound(node: Node, args: list[np.ndarray[Any, Any] | None]) -> float:
             count = math.prod(max(a, b) for a, b in zip(*padded))
         elif node.op_type == "Tile":
             count = int(np.asarray(args[0]).size) * math.prod(_ints(args[1]))
+        elif node.op_type in _NO_LARGER:
+            count = int(np.asarray(args[0]).size)
         elif node.op_type == "Range":
             start, limit, delta = (float(np.asarray(a).reshape(-1)[0]) for a in args[:3])
             count = max(math.ceil((limit - start) / delta), 0)
