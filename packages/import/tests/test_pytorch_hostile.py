@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from burn_backend import default_device
-from burn_import.pytorch import LazyArray, PyTorchReadError, ReadLimits, load_pytorch, read_pytorch
+from burn_import.pytorch import (
+    LazyArray,
+    PyTorchFileRecorder,
+    PyTorchReadError,
+    ReadLimits,
+    load_pytorch,
+    read_pytorch,
+)
 from burn_nn import LinearConfig, Module
 
 torch = pytest.importorskip("torch")
@@ -234,6 +241,14 @@ def test_counts_are_limited(tmp_path: Path) -> None:
     ):
         with pytest.raises(PyTorchReadError, match=message):
             read_pytorch(path, limits=limits)
+
+
+def test_the_recorder_takes_limits(tmp_path: Path) -> None:
+    path = tmp_path / "two.pt"
+    torch.save({"a": torch.ones(2), "b": torch.zeros(3)}, path)
+    np.testing.assert_array_equal(PyTorchFileRecorder().load(path)["b"].to_numpy(), [0, 0, 0])
+    with pytest.raises(PyTorchReadError, match=r"ReadLimits.max_tensors"):
+        PyTorchFileRecorder(limits=ReadLimits(max_tensors=1)).load(path)
 
 
 _DEPTH = 100_000

@@ -15,6 +15,7 @@ import pytest
 
 from burn_import.safetensors import (
     SafetensorsError,
+    SafetensorsFileRecorder,
     read_safetensors,
     read_safetensors_metadata,
     write_safetensors,
@@ -201,6 +202,13 @@ def test_the_header_limit_is_checked_before_reading_and_can_be_raised(tmp_path: 
     finally:
         tracemalloc.stop()
     assert peak < 1_000_000
+
+
+def test_the_recorder_takes_the_header_limit(tmp_path: Path) -> None:
+    path = write_safetensors(tmp_path / "x.safetensors", {"a": np.arange(3, dtype=np.float32)})
+    np.testing.assert_array_equal(SafetensorsFileRecorder().load(path)["a"].to_numpy(), [0, 1, 2])
+    with pytest.raises(SafetensorsError, match="exceeds the limit of 16"):
+        SafetensorsFileRecorder(max_header_bytes=16).load(path)
 
 
 def test_fuzzed_files_raise_only_safetensors_error_and_agree_with_the_reference(tmp_path: Path) -> None:

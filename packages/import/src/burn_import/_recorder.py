@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from burn_backend import Device, TensorData
 from burn_nn import Module
 
 from ._adapt import KeyRemap, LoadError, apply_remap, match_state, pick_top_level
+
+if TYPE_CHECKING:
+    from .pytorch import ReadLimits
 
 __all__ = ["LoadArgs", "PyTorchFileRecorder", "SafetensorsFileRecorder"]
 
@@ -220,10 +223,19 @@ class PyTorchFileRecorder(_ForeignFileRecorder):
 
     _format = "PyTorchFileRecorder"
 
+    def __init__(self, settings: Any = None, *, limits: ReadLimits | None = None) -> None:
+        """Args:
+        settings: burn-record's precision settings (see ``_ForeignFileRecorder``); ``None`` keeps the
+            file's dtypes.
+        limits: the sizes the file may declare (``burn_import.pytorch.ReadLimits()`` by default).
+        """
+        super().__init__(settings)
+        self.limits = limits
+
     def _read(self, path: Path) -> Any:
         from .pytorch import read_pytorch
 
-        return read_pytorch(path)
+        return read_pytorch(path, limits=self.limits)
 
 
 class SafetensorsFileRecorder(_ForeignFileRecorder):
@@ -237,7 +249,19 @@ class SafetensorsFileRecorder(_ForeignFileRecorder):
 
     _format = "SafetensorsFileRecorder"
 
+    def __init__(self, settings: Any = None, *, max_header_bytes: int | None = None) -> None:
+        """Args:
+        settings: burn-record's precision settings (see ``_ForeignFileRecorder``); ``None`` keeps the
+            file's dtypes.
+        max_header_bytes: the largest header accepted (by default the reference package's
+            100,000,000 bytes).
+        """
+        super().__init__(settings)
+        self.max_header_bytes = max_header_bytes
+
     def _read(self, path: Path) -> Any:
         from .safetensors import read_safetensors
 
-        return read_safetensors(path)
+        if self.max_header_bytes is None:
+            return read_safetensors(path)
+        return read_safetensors(path, max_header_bytes=self.max_header_bytes)
