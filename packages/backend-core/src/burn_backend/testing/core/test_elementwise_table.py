@@ -352,9 +352,7 @@ GROUP_PARAMS = [
 
 
 @pytest.mark.parametrize(("group", "name", "dtype"), GROUP_PARAMS)
-def test_implementation_defined_special_values(
-    device: Device, group: str, name: str, dtype: DType
-) -> None:
+def test_implementation_defined_special_values(device: Device, group: str, name: str, dtype: DType) -> None:
     # NumPy's values (NdArray's and Cuda's) where the interface leaves them to the backend
     require_dtype(device, dtype)
     op = ELEMENTWISE_OPS[name]
