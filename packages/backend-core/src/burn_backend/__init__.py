@@ -37,6 +37,9 @@ from ._dtype import Float as Float
 from ._dtype import Int as Int
 from ._dtype import Kind as Kind
 from ._gradient_watch import watch_gradients as watch_gradients
+from ._ops._attention import AttentionBackward as AttentionBackward
+from ._ops._norm import BatchNormTraining as BatchNormTraining
+from ._ops._norm import NormBackward as NormBackward
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
 from ._ops.distributed import DistributedOps as DistributedOps
@@ -116,6 +119,9 @@ __all__ = [
     "InterpolateMode",
     "InterpolateOptions",
     "AttentionOptions",
+    "AttentionBackward",
+    "NormBackward",
+    "BatchNormTraining",
     "GridSampleOptions",
     # settings of optimizer ops
     "AdamOptions",

@@ -1,5 +1,5 @@
 """Module functions on tensors, as Burn's ``burn::tensor::module``: convolution, pooling, interpolation,
-embedding, linear, attention, layer normalization and padding.
+embedding, linear, attention, layer, RMS, group and batch normalization and padding.
 
 Each function checks its inputs (kinds, dtypes, devices, ranks, channels and groups, options, that the
 kernel fits the padded input) and raises an error naming the function, the shapes and what was
@@ -27,6 +27,10 @@ import numpy as np
 
 from . import kit as _kit
 from ._dtype import Kind
+from ._module_norm import batch_norm as batch_norm
+from ._module_norm import batch_norm_training as batch_norm_training
+from ._module_norm import group_norm as group_norm
+from ._module_norm import rms_norm as rms_norm
 from ._options import (
     AttentionOptions,
     ConvOptions,
@@ -66,6 +70,10 @@ __all__ = [
     "linear",
     "attention",
     "layer_norm",
+    "rms_norm",
+    "group_norm",
+    "batch_norm",
+    "batch_norm_training",
     "ctc_loss",
     # padding, folding and grid sampling
     "pad",

@@ -1,6 +1,7 @@
 """Normalization layers: ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``, ``RmsNorm``, the
-``NormalizationConfig`` family that chooses one of them by name. The layers are built on the functional
-forms ``batch_norm`` and ``group_norm`` of ``_norm_functional``."""
+``NormalizationConfig`` family that chooses one of them by name. The layers run the backend's
+normalization ops: ``LayerNorm`` and ``RmsNorm`` through ``burn_backend.module``, the others through the
+functional forms ``batch_norm`` and ``group_norm`` of ``_norm_functional``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from burn_backend import Device, DType, Tensor
+from burn_backend import Device, Tensor
 from burn_backend import module as F
 
 from ._config import Config, variant
@@ -31,9 +32,6 @@ __all__ = [
     "RmsNorm",
     "RmsNormConfig",
 ]
-
-_HALF_DTYPES = (DType.F16, DType.BF16)
-
 
 def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> None:
     """Raise unless ``input`` is ``[batch, channels, ...]`` with at least ``min_rank`` dims."""
@@ -278,7 +276,8 @@ class RmsNormConfig(Config):
 class RmsNorm(Module):
     """Root-mean-square normalization over the last dim (Zhang and Sennrich, 2019):
     ``x / sqrt(mean(x^2) + epsilon) * gamma``, ``gamma`` learned (ones at first), as PyTorch's
-    ``nn.RMSNorm(d_model, eps=epsilon)``. Half-precision inputs are normalized in f32."""
+    ``nn.RMSNorm(d_model, eps=epsilon)``, on the backend's ``rms_norm`` op. Half-precision inputs are
+    normalized and scaled in f32, rounded once."""
 
     def __init__(self, config: RmsNormConfig, device: Device) -> None:
         _positive_size("RmsNorm", "d_model", config.d_model)
@@ -294,13 +293,7 @@ class RmsNorm(Module):
         d_model = self.gamma.shape[0]
         if input.rank < 1 or input.dims()[-1] != d_model:
             raise ValueError(f"RmsNorm: expected an input of shape [..., {d_model}], got {input.dims()}")
-        dtype = input.dtype
-        wide = input.cast(DType.F32) if dtype in _HALF_DTYPES else input
-        rms = (wide.square().mean_dim(-1) + self.epsilon).sqrt()
-        normalized = wide / rms
-        if dtype in _HALF_DTYPES:
-            normalized = normalized.cast(dtype)
-        return normalized * self.gamma.val().reshape([1] * (input.rank - 1) + [d_model])
+        return F.rms_norm(input, self.gamma.val(), self.epsilon)
 
 
 # -- the family --------------------------------------------------------------------------------------

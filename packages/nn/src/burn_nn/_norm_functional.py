@@ -1,11 +1,15 @@
 """The functional forms of the normalization layers, ``batch_norm`` and ``group_norm`` (public in
-``burn_nn.functional``), and the checks the layers of ``_norm`` share with them."""
+``burn_nn.functional``), and the checks the layers of ``_norm`` share with them. Both check their
+arguments as PyTorch's functions take them, then run the backend's ops (``burn_backend.module``'s
+``batch_norm``, ``batch_norm_training`` and ``group_norm``), whose gradients are the backend's backward
+ops."""
 
 from __future__ import annotations
 
 import math
 
 from burn_backend import Kind, Tensor
+from burn_backend import module as F
 
 from ._param import RunningState
 
@@ -23,20 +27,6 @@ def _check_epsilon(layer: str, epsilon: float, *, strict: bool = False) -> float
         expected = "positive" if strict else ">= 0"
         raise ValueError(f"{layer}: epsilon must be {expected}, got {epsilon!r}")
     return value
-
-
-def _channel_view(tensor: Tensor, rank: int) -> Tensor:
-    """A per-channel ``[C]`` tensor shaped ``[1, C, 1, ...]`` to broadcast over a rank-``rank`` input."""
-    return tensor.reshape([1, tensor.dims()[0]] + [1] * (rank - 2))
-
-
-def _affine(normalized: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
-    """``normalized * weight + bias`` with per-channel ``weight`` and ``bias`` (either may be absent)."""
-    if weight is not None:
-        normalized = normalized * _channel_view(weight, normalized.rank)
-    if bias is not None:
-        normalized = normalized + _channel_view(bias, normalized.rank)
-    return normalized
 
 
 def _input(op: str, x: object) -> Tensor:
@@ -123,15 +113,13 @@ def batch_norm(
     weight, bias = _per_channel(op, "weight", weight, x), _per_channel(op, "bias", bias, x)
     mean_now = _per_channel(op, "running_mean", running_mean, x)
     var_now = _per_channel(op, "running_var", running_var, x)
-    channels = x.dims()[1]
     if not training:
         if mean_now is None or var_now is None:
             raise ValueError(
                 f"{op}: evaluation (training=False) normalizes with running_mean and running_var; give "
                 "both, or training=True to use the batch's statistics"
             )
-        mean, var = _channel_view(mean_now, x.rank), _channel_view(var_now, x.rank)
-        return _affine((x - mean) / (var + eps).sqrt(), weight, bias)
+        return F.batch_norm(x, mean_now, var_now, weight, bias, eps)
 
     for name, state in (("running_mean", running_mean), ("running_var", running_var)):
         if isinstance(state, Tensor):
@@ -139,24 +127,18 @@ def batch_norm(
                 f"{op}: {name} is a Tensor, which training cannot update (tensors are immutable); pass a "
                 "burn_nn.RunningState holding it to have it updated, or None"
             )
-    count = x.num_elements() // channels
-    if count < 2:
+    if x.num_elements() // x.dims()[1] < 2:
         raise ValueError(
             f"{op}: expected more than 1 value per channel when training, got input shape {x.dims()}"
         )
-    per_channel = x.swap_dims(0, 1).reshape([channels, count])
-    var, mean = per_channel.var_mean_bias(1)
-    normalized = (x - _channel_view(mean.reshape([channels]), x.rank)) / _channel_view(
-        (var + eps).sqrt().reshape([channels]), x.rank
-    )
-    if isinstance(running_mean, RunningState):
-        batch_mean = mean.detach().reshape([channels])
-        running_mean.update(running_mean.value() * (1.0 - momentum) + batch_mean * momentum)
-    if isinstance(running_var, RunningState):
-        # PyTorch's running variance is the unbiased estimate; the batch is normalized with the biased one
-        batch_var = var.detach().reshape([channels]) * (count / (count - 1))
-        running_var.update(running_var.value() * (1.0 - momentum) + batch_var * momentum)
-    return _affine(normalized, weight, bias)
+    # the op returns the running statistics' updates (detached; PyTorch's running variance is the
+    # unbiased estimate, while the batch is normalized with the biased one)
+    output, new_mean, new_var = F.batch_norm_training(x, weight, bias, mean_now, var_now, momentum, eps)
+    if isinstance(running_mean, RunningState) and new_mean is not None:
+        running_mean.update(new_mean)
+    if isinstance(running_var, RunningState) and new_var is not None:
+        running_var.update(new_var)
+    return output
 
 
 def group_norm(
@@ -192,7 +174,4 @@ def group_norm(
         )
     eps = _check_epsilon(op, eps)
     weight, bias = _per_channel(op, "weight", weight, x), _per_channel(op, "bias", bias, x)
-    dims = x.dims()
-    grouped = x.reshape([dims[0], num_groups, -1])
-    var, mean = grouped.var_mean_bias(2)
-    return _affine(((grouped - mean) / (var + eps).sqrt()).reshape(dims), weight, bias)
+    return F.group_norm(x, num_groups, weight, bias, eps)

@@ -25,8 +25,10 @@ from burn_backend.module import *  # noqa: F403
 from burn_backend.module import __all__ as _module_names
 
 from ._dropout import dropout as dropout
-from ._norm_functional import batch_norm as batch_norm
-from ._norm_functional import group_norm as group_norm
+
+# these two replace burn_backend.module's: PyTorch's arguments, extending the backend functions' ones
+from ._norm_functional import batch_norm as batch_norm  # type: ignore[assignment]
+from ._norm_functional import group_norm as group_norm  # type: ignore[assignment]
 from .loss._cross_entropy import cross_entropy as cross_entropy
 from .loss._cross_entropy import cross_entropy_with_logits as cross_entropy_with_logits
 
@@ -38,8 +40,9 @@ __all__ = [
     # losses
     "cross_entropy",
     "cross_entropy_with_logits",
-    # burn_backend.module: convolution, pooling, padding, linear, attention, ...
-    *_module_names,
+    # burn_backend.module: convolution, pooling, padding, linear, attention, ... (but its batch_norm
+    # and group_norm, replaced above)
+    *(name for name in _module_names if name not in ("batch_norm", "group_norm")),
     # burn_backend.activation
     *_activation_names,
 ]

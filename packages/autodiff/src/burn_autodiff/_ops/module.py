@@ -8,11 +8,11 @@ the backends that can). A node keeps which of its inputs are tracked, so backwar
 gradients someone needs (the input gradient of a first layer is as costly as its forward).
 
 ``unfold4d`` and ``fold4d`` are each other's adjoints, and so are ``rfft`` and ``irfft`` up to a fixed
-weight per frequency bin: each runs on the inner kernel and differentiates through the other. Layer
-normalization runs on the inner kernel with its closed-form backward on inner ops. Attention and grid
-sampling have no backward kernels: with tracked inputs they compose the interface's differentiable
-defaults (in f32 for f16 and bf16 inputs, as the inner kernels compute); with none they run the inner
-kernel directly.
+weight per frequency bin: each runs on the inner kernel and differentiates through the other.
+Attention and the layer, RMS, group and batch norms run on the inner kernel and delegate their
+gradients to its backward ops (``_norm``). Grid sampling has no backward kernel: with tracked inputs it
+composes the interface's differentiable default (in f32 for f16 and bf16 inputs, as the inner kernels
+compute); with none it runs the inner kernel directly.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from burn_backend import Backend, DType, FloatTensorOps, TensorData
-from burn_backend import ModuleOps as InterfaceModuleOps
+from burn_backend import Backend, BatchNormTraining, DType, FloatTensorOps, TensorData
 
 from .._graph import AutodiffTensor, OpSpec
-from ._common import LOW_PRECISION, Recorder, narrowed, reduce_to, widened
+from ._common import LOW_PRECISION, Recorder
+from ._norm import ATTENTION, BATCH_NORM, NORMS
 
 if TYPE_CHECKING:
     from burn_backend import (
@@ -190,55 +190,6 @@ def _ctc_loss_backward(b: Backend, g: P, xs: Sequence[Any], out: Any, blank: Any
 
 
 _CTC_LOSS = OpSpec("ctc_loss", _ctc_loss_backward, keeps_inputs=(0, 1, 2, 3))
-
-
-# -- layer normalization ----------------------------------------------------------------------------
-def _layer_norm_spec(with_gamma: bool, with_beta: bool) -> OpSpec:
-    """``layer_norm``: inputs ``(x[, gamma][, beta])``, args ``(epsilon, tracked)``."""
-
-    def split(xs: Sequence[Any]) -> tuple[P, P | None, P | None]:
-        rest = list(xs[1:])
-        gamma = rest.pop(0) if with_gamma else None
-        beta = rest.pop(0) if with_beta else None
-        return xs[0], gamma, beta
-
-    def forward(b: Backend, xs: Sequence[Any], args: Any) -> P:
-        return b.layer_norm(*split(xs), args[0])
-
-    def backward(b: Backend, g: P, xs: Sequence[Any], out: Any, args: Any) -> Grads:
-        epsilon, needs = args
-        x, gamma, _ = split(xs)
-        (x, g, gamma), dtype = widened(b, x, g, gamma)
-        last = len(x.shape) - 1
-        d = x.shape[last]
-        # the statistics are recomputed rather than kept: one pass over x, as cheap as reading them
-        centered = b.float_sub(x, b.float_mean_dim(x, last))
-        variance = b.float_mean_dim(b.float_mul(centered, centered), last)
-        inv_std = b.float_recip(b.float_sqrt(b.float_add_scalar(variance, epsilon)))
-        normalized = b.float_mul(centered, inv_std)
-        grads: list[P | None] = []
-        if needs[0]:
-            # d/dx of (x - mean) / std, applied to gy = g * gamma: (gy - mean(gy) - x^ mean(gy x^)) / std
-            gy = g if gamma is None else b.float_mul(g, b.float_reshape(gamma, (1,) * last + (d,)))
-            projection = b.float_mul(normalized, b.float_mean_dim(b.float_mul(gy, normalized), last))
-            inner_grad = b.float_sub(b.float_sub(gy, b.float_mean_dim(gy, last)), projection)
-            grads.append(b.float_mul(inner_grad, inv_std))
-        else:
-            grads.append(None)
-        if with_gamma:
-            grads.append(reduce_to(b, b.float_mul(g, normalized), (d,)) if needs[1] else None)
-        if with_beta:
-            grads.append(reduce_to(b, g, (d,)) if needs[-1] else None)
-        return [narrowed(b, grad, dtype) for grad in grads]
-
-    return OpSpec("layer_norm", backward, forward, keeps_inputs=(0, 1) if with_gamma else (0,))
-
-
-_LAYER_NORM = {
-    (with_gamma, with_beta): _layer_norm_spec(with_gamma, with_beta)
-    for with_gamma in (False, True)
-    for with_beta in (False, True)
-}
 
 
 # -- FFT ------------------------------------------------------------------------------------------
@@ -476,7 +427,7 @@ class ModuleOps(Recorder):
             return T(self._inner.float_grid_sample_2d(tensor.primitive, grid.primitive, options))
         return self._composed(FloatTensorOps.float_grid_sample_2d, (tensor, grid, options), tensor)  # type: ignore[no-any-return]
 
-    # -- attention and normalization --------------------------------------------------------------
+    # -- attention and normalization (specs in _norm) ------------------------------------------------
     def attention(
         self,
         query: T,
@@ -486,21 +437,79 @@ class ModuleOps(Recorder):
         attn_bias: T | None,
         options: AttentionOptions,
     ) -> T:
-        """``attention``: the inner kernel for untracked inputs, else the interface's differentiable
-        default."""
-        if not any(_tracked(query, key, value, attn_bias)):
-            primitives = (query.primitive, key.primitive, value.primitive)
-            return T(self._inner.attention(*primitives, mask, _primitive(attn_bias), options))
-        args = (query, key, value, mask, attn_bias, options)
-        return self._composed(InterfaceModuleOps.attention, args, query)  # type: ignore[no-any-return]
+        """``attention`` on the inner kernel; its gradients come from one ``attention_backward`` call,
+        which reads the inputs and the output."""
+        primitives = (query.primitive, key.primitive, value.primitive)
+        output = self._inner.attention(*primitives, mask, _primitive(attn_bias), options)
+        inputs = (query, key, value) if attn_bias is None else (query, key, value, attn_bias)
+        return self.track(ATTENTION[attn_bias is not None], inputs, output, (mask, options))
+
+    def _normalize(self, name: str, x: T, gamma: T | None, beta: T | None, args: tuple[Any, ...]) -> T:
+        """``name`` (a layer, RMS or group norm) on the inner kernel; gradients by ``{name}_backward``."""
+        params = (x.primitive, _primitive(gamma)) + (() if name == "rms_norm" else (_primitive(beta),))
+        output = getattr(self._inner, name)(*params, *args)
+        inputs = tuple(t for t in (x, gamma, beta) if t is not None)
+        return self.track(NORMS[name, gamma is not None, beta is not None], inputs, output, args)
 
     def layer_norm(self, x: T, gamma: T | None, beta: T | None, epsilon: float) -> T:
-        """``layer_norm`` on the inner kernel; backward in closed form on inner ops (in f32 for f16 and
-        bf16), the statistics recomputed from ``x``."""
-        output = self._inner.layer_norm(x.primitive, _primitive(gamma), _primitive(beta), epsilon)
+        """``layer_norm`` on the inner kernel; gradients by ``layer_norm_backward``."""
+        return self._normalize("layer_norm", x, gamma, beta, (epsilon,))
+
+    def rms_norm(self, x: T, gamma: T | None, epsilon: float) -> T:
+        """``rms_norm`` on the inner kernel; gradients by ``rms_norm_backward``."""
+        return self._normalize("rms_norm", x, gamma, None, (epsilon,))
+
+    def group_norm(self, x: T, gamma: T | None, beta: T | None, num_groups: int, epsilon: float) -> T:
+        """``group_norm`` on the inner kernel; gradients by ``group_norm_backward``."""
+        return self._normalize("group_norm", x, gamma, beta, (num_groups, epsilon))
+
+    def batch_norm(
+        self, x: T, gamma: T | None, beta: T | None, running_mean: T, running_var: T, epsilon: float
+    ) -> T:
+        """``batch_norm`` (inference form) on the inner kernel; the running statistics are constants
+        (they get no gradient), and ``batch_norm_backward`` gives the others."""
+        inner = self._inner
+        mean, var = running_mean.primitive, running_var.primitive
+        output = inner.batch_norm(x.primitive, _primitive(gamma), _primitive(beta), mean, var, epsilon)
+        invstd = inner.float_recip(inner.float_sqrt(inner.float_add_scalar(var, epsilon)))
         inputs = tuple(t for t in (x, gamma, beta) if t is not None)
-        spec = _LAYER_NORM[gamma is not None, beta is not None]
-        return self.track(spec, inputs, output, (epsilon, _tracked(*inputs)))
+        spec = BATCH_NORM[gamma is not None, beta is not None]
+        return self.track(spec, inputs, output, (mean, invstd, False))
+
+    def batch_norm_training(
+        self,
+        x: T,
+        gamma: T | None,
+        beta: T | None,
+        running_mean: T | None,
+        running_var: T | None,
+        momentum: float,
+        epsilon: float,
+    ) -> BatchNormTraining:
+        """``batch_norm_training`` on the inner kernel: the output is recorded (gradients by
+        ``batch_norm_backward`` from the saved batch statistics); the updated running statistics and
+        the saved ones are constants."""
+        result = self._inner.batch_norm_training(
+            x.primitive,
+            _primitive(gamma),
+            _primitive(beta),
+            _primitive(running_mean),
+            _primitive(running_var),
+            momentum,
+            epsilon,
+        )
+        output, new_mean, new_var, mean, invstd = result
+        inputs = tuple(t for t in (x, gamma, beta) if t is not None)
+        tracked = self.track(
+            BATCH_NORM[gamma is not None, beta is not None], inputs, output, (mean, invstd, True)
+        )
+        return BatchNormTraining(
+            tracked,
+            None if new_mean is None else T(new_mean),
+            None if new_var is None else T(new_var),
+            T(mean),
+            T(invstd),
+        )
 
     # -- FFT --------------------------------------------------------------------------------------
     def rfft(self, signal: T, dim: int) -> tuple[T, T]:

@@ -7,9 +7,10 @@ transposed convolutions ``[in, out / groups, *kernel]``, as in Burn and PyTorch.
 
 The defaults lower convolutions to im2col plus one batched matrix product (a loop over kernel offsets
 gathers the windows), transposed convolutions to a convolution of the zero-interleaved input with the
-flipped kernel (``_conv``). Pooling, folding, interpolation, the real FFT, deformable convolution and
-CTC loss are written once, in ``burn_backend.array``: their defaults run that code over NumPy on the
-host (``_host``). Defaults that compute floats take f16 and bf16 inputs to f32 and round the result
+flipped kernel (``_conv``). Attention and the normalizations, forward and backward, are written over
+float ops in ``_attention`` and ``_norm`` (bound here). Pooling, folding, interpolation, the real FFT,
+deformable convolution and CTC loss are written once, in ``burn_backend.array``: their defaults run
+that code over NumPy on the host (``_host``). Defaults that compute floats take f16 and bf16 inputs to f32 and round the result
 once (``in_f32``).
 
 The shape helpers (output sizes, pooling divisors, interpolation taps, in ``_sizes``) are shared with
@@ -18,11 +19,11 @@ The shape helpers (output sizes, pooling divisors, interpolation taps, in ``_siz
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._dtype import DType
+from . import _attention, _norm
 from ._conv import (
     _bias_grad,
     _conv_forward,
@@ -38,7 +39,6 @@ from ._low_precision import in_f32
 
 if TYPE_CHECKING:
     from .._options import (
-        AttentionOptions,
         ConvOptions,
         ConvTransposeOptions,
         DeformConvOptions,
@@ -59,13 +59,6 @@ class DeformConv2dBackward(NamedTuple):
     weight_grad: Any
     mask_grad: Any | None
     bias_grad: Any | None
-
-
-# -- building blocks of the defaults ----------------------------------------------------------------
-_FINITE_MIN = {DType.F64: -1.7976931348623157e308, DType.F32: -3.4028234663852886e38, DType.F16: -65504.0}
-_FINITE_MIN[DType.BF16] = -3.3895313892515355e38
-_TINY = {DType.F64: 2.2250738585072014e-308, DType.F32: 1.1754943508222875e-38, DType.F16: 6.103515625e-05}
-_TINY[DType.BF16] = 1.1754943508222875e-38
 
 
 class ModuleOps:
@@ -319,79 +312,18 @@ class ModuleOps:
         """The gradient of ``interpolate`` with respect to ``x``."""
         return run_on_host(self, "interpolate_backward", x, grad, output_size, options)
 
-    # -- attention and normalization --------------------------------------------------------------
-    @in_f32
-    def attention(
-        self,
-        query: P,
-        key: P,
-        value: P,
-        mask: P | None,
-        attn_bias: P | None,
-        options: AttentionOptions,
-    ) -> P:
-        """Scaled dot-product attention on ``[batch, heads, seq, dim]``: ``softmax(scores) @ value``.
-
-        ``scores = query @ key^T * scale``, then softcapped, then masked (``mask`` true and, if causal,
-        keys after the query position: ``-inf``), then ``attn_bias`` added. Rows with every key masked
-        give zeros. ``key``/``value`` may have fewer heads than ``query`` (grouped-query attention: query
-        head ``h`` reads key head ``h // (heads / kv_heads)``). ``mask`` and ``attn_bias`` broadcast to
-        ``[batch, heads, seq_q, seq_k]``.
-        """
-        b: Any = self
-        batch, heads, seq_q, head_dim = query.shape
-        kv_heads, seq_k = key.shape[1], key.shape[2]
-        if kv_heads != heads:
-            group = heads // kv_heads
-            key, value = (
-                b.float_reshape(
-                    b.float_expand(
-                        b.float_reshape(t, (batch, kv_heads, 1, seq_k, t.shape[3])),
-                        (batch, kv_heads, group, seq_k, t.shape[3]),
-                    ),
-                    (batch, heads, seq_k, t.shape[3]),
-                )
-                for t in (key, value)
-            )
-        scale = options.scale if options.scale is not None else 1.0 / math.sqrt(head_dim)
-        scores = b.float_mul_scalar(b.float_matmul(query, b.float_transpose(key)), scale)
-        if options.softcap is not None:
-            scores = b.float_div_scalar(scores, options.softcap)
-            scores = b.float_mul_scalar(b.float_tanh(scores), options.softcap)
-        full = (batch, heads, seq_q, seq_k)
-        if mask is not None:
-            scores = b.float_mask_fill(scores, b.bool_expand(mask, full), -math.inf)
-        if options.is_causal:
-            device = b.float_device(query)
-            rows = b.int_reshape(b.int_arange(0, seq_q, device, b.int_dtype), (seq_q, 1))
-            columns = b.int_reshape(b.int_arange(0, seq_k, device, b.int_dtype), (1, seq_k))
-            future = b.bool_reshape(b.int_lower(rows, columns), (1, 1, seq_q, seq_k))
-            scores = b.float_mask_fill(scores, b.bool_expand(future, full), -math.inf)
-        if attn_bias is not None:
-            scores = b.float_add(scores, attn_bias)
-        dtype = _dtype(scores)
-        # a row with every key masked has max -inf: clamping keeps exp() at 0 instead of NaN
-        peak = b.float_clamp_min(b.float_max_dim(scores, 3), _FINITE_MIN[dtype])
-        weights = b.float_exp(b.float_sub(scores, peak))
-        total = b.float_clamp_min(b.float_sum_dim(weights, 3), _TINY[dtype])
-        return b.float_matmul(b.float_div(weights, total), value)
-
-    @in_f32
-    def layer_norm(self, x: P, gamma: P | None, beta: P | None, epsilon: float) -> P:
-        """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over the last dim (biased variance);
-        ``gamma`` and ``beta`` are ``[d]`` or ``None``."""
-        b: Any = self
-        rank = len(x.shape)
-        last = rank - 1
-        centered = b.float_sub(x, b.float_mean_dim(x, last))
-        variance = b.float_mean_dim(b.float_mul(centered, centered), last)
-        y = b.float_div(centered, b.float_sqrt(b.float_add_scalar(variance, epsilon)))
-        shape = (1,) * last + (x.shape[last],)
-        if gamma is not None:
-            y = b.float_mul(y, b.float_reshape(gamma, shape))
-        if beta is not None:
-            y = b.float_add(y, b.float_reshape(beta, shape))
-        return y
+    # -- attention and normalization (written in _attention and _norm) ---------------------------------
+    attention = _attention.attention
+    attention_backward = _attention.attention_backward
+    layer_norm = _norm.layer_norm
+    layer_norm_backward = _norm.layer_norm_backward
+    rms_norm = _norm.rms_norm
+    rms_norm_backward = _norm.rms_norm_backward
+    group_norm = _norm.group_norm
+    group_norm_backward = _norm.group_norm_backward
+    batch_norm = _norm.batch_norm
+    batch_norm_training = _norm.batch_norm_training
+    batch_norm_backward = _norm.batch_norm_backward
 
     # -- FFT and folding ----------------------------------------------------------------------------
     def rfft(self, signal: P, dim: int) -> tuple[P, P]:

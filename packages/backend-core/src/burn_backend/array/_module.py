@@ -17,12 +17,10 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from .._dtype import DType
 from .._ops import _conv as _interface
 from .._ops._sizes import conv_output_size, conv_transpose_output_size, interpolation_taps
 from .._ops.module import ModuleOps
 from .._options import (
-    AttentionOptions,
     ConvOptions,
     ConvTransposeOptions,
     IndexingUpdateOp,
@@ -30,7 +28,7 @@ from .._options import (
     InterpolateOptions,
     UnfoldOptions,
 )
-from . import _ctc, _deform_conv, _pool
+from . import _attention, _ctc, _deform_conv, _norm, _pool
 from ._pool import place
 from ._runtime import ArrayRuntime
 
@@ -307,55 +305,18 @@ class ArrayModuleOps(ModuleOps):
         matmul = self.runtime.matmul
         return self.runtime.narrow(matmul(matmul(rows, work), columns), grad.dtype)
 
-    # -- attention and normalization --------------------------------------------------------------
-    def attention(
-        self,
-        query: Array,
-        key: Array,
-        value: Array,
-        mask: Array | None,
-        attn_bias: Array | None,
-        options: AttentionOptions,
-    ) -> Array:
-        xp: Any = self.xp
-        widen = self.runtime.widen
-        q, k, v = widen(query), widen(key), widen(value)
-        heads, kv_heads = q.shape[1], k.shape[1]
-        if kv_heads != heads:
-            k = xp.repeat(k, heads // kv_heads, axis=1)
-            v = xp.repeat(v, heads // kv_heads, axis=1)
-        scale = options.scale if options.scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        scores = self.runtime.matmul(q, xp.permute_dims(k, (0, 1, 3, 2)))
-        scores *= scale
-        if options.softcap is not None:
-            scores = xp.tanh(scores / options.softcap) * options.softcap
-        hidden = mask
-        if options.is_causal:
-            seq_q, seq_k = scores.shape[-2:]
-            future = xp.triu(xp.ones((seq_q, seq_k), dtype=self.runtime.dtype(DType.BOOL)), k=1)
-            hidden = future if hidden is None else hidden | future
-        if hidden is not None:
-            scores = xp.where(hidden, -math.inf, scores)
-        if attn_bias is not None:
-            scores = scores + widen(attn_bias)
-        peak = xp.max(scores, axis=-1, keepdims=True)
-        weights = xp.exp(scores - xp.where(xp.isfinite(peak), peak, 0.0))  # a fully masked row: zeros
-        total = xp.sum(weights, axis=-1, keepdims=True)
-        weights /= xp.where(total == 0.0, 1.0, total)
-        return self.runtime.narrow(self.runtime.matmul(weights, v), query.dtype)
-
-    def layer_norm(self, x: Array, gamma: Array | None, beta: Array | None, epsilon: float) -> Array:
-        xp: Any = self.xp
-        widen = self.runtime.widen
-        work = widen(x)
-        centered = work - xp.mean(work, axis=-1, keepdims=True)
-        variance = xp.mean(centered * centered, axis=-1, keepdims=True)
-        y = centered / xp.sqrt(variance + epsilon)
-        if gamma is not None:
-            y *= widen(gamma)
-        if beta is not None:
-            y += widen(beta)
-        return self.runtime.narrow(y, x.dtype)
+    # -- attention and normalization (in _attention and _norm) ---------------------------------------
+    attention = _attention.attention
+    attention_backward = _attention.attention_backward
+    layer_norm = _norm.layer_norm
+    layer_norm_backward = _norm.layer_norm_backward
+    rms_norm = _norm.rms_norm
+    rms_norm_backward = _norm.rms_norm_backward
+    group_norm = _norm.group_norm
+    group_norm_backward = _norm.group_norm_backward
+    batch_norm = _norm.batch_norm
+    batch_norm_training = _norm.batch_norm_training
+    batch_norm_backward = _norm.batch_norm_backward
 
     # -- FFT --------------------------------------------------------------------------------------
     def rfft(self, signal: Array, dim: int) -> tuple[Array, Array]:
