@@ -64,8 +64,9 @@ def rms_norm(x: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-5) -> T
 
     Example:
         >>> from burn_backend import Tensor, module
-        >>> module.rms_norm(Tensor.from_data([[3.0, 4.0]]), epsilon=0.0).to_data().tolist()
-        [[0.8485281..., 1.1313708...]]
+        >>> y = module.rms_norm(Tensor.from_data([[3.0, 4.0]]), epsilon=0.0)  # rms = sqrt(12.5)
+        >>> [round(v, 4) for v in y.to_data().tolist()[0]]
+        [0.8485, 1.1314]
     """
     op = "rms_norm"
     x = _input(op, x, 1, "[..., d]")
