@@ -45,7 +45,7 @@ from burn_backend.kit import (
     run_op_by_op,
 )
 
-from . import _numba
+from . import _numba, _threads
 
 if TYPE_CHECKING:
     from burn_backend import Backend
@@ -289,7 +289,7 @@ def compile_block(backend: Backend, block: ElementwiseBlock) -> ElementwisePlan 
         return None
     shape = block.values[block.outputs[0]].shape
     total = math.prod(shape)
-    kernel = parallel if total >= _kernels_parallel_min() else serial
+    wide = total >= _kernels_parallel_min()
     views = [tuple(size if spans else 1 for size, spans in zip(sizes, flag)) for flag in flags]
     out_dtypes = [block.values[ref].dtype.numpy for ref in block.outputs]
     converters = _scalar_converters(block.steps, block.values)
@@ -314,6 +314,7 @@ def compile_block(backend: Backend, block: ElementwiseBlock) -> ElementwisePlan 
                 for k, dtype in enumerate(out_dtypes)
             ]
             values = [convert(value) for convert, value in zip(converters, scalars)]
+            kernel = parallel if wide and _threads.numba_threads() > 1 else serial
             try:
                 kernel(*outputs, *arrays, *values)
                 return [out.reshape(shape) for out in outputs]
@@ -457,7 +458,7 @@ def compile_reduce(backend: Backend, block: ReduceBlock) -> ElementwisePlan | No
     except Exception as error:
         _numba.disable(error)
         return None
-    kernel = parallel if _kernels_parallel_min() <= A * D * B and A * B > 1 else serial
+    wide = _kernels_parallel_min() <= A * D * B and A * B > 1
     out_specs = [block.values[ref] for ref in block.outputs]
     out_views = [(A, D if spec.shape[block.dim] != 1 else 1, B) for spec in out_specs]
     converters = _scalar_converters(block.steps, block.values)
@@ -468,6 +469,7 @@ def compile_reduce(backend: Backend, block: ReduceBlock) -> ElementwisePlan | No
             arrays = [np.ascontiguousarray(x).reshape(view) for x, view in zip(inputs, views)]
             outputs = [np.empty(view, spec.dtype.numpy) for view, spec in zip(out_views, out_specs)]
             values = [convert(value) for convert, value in zip(converters, scalars)]
+            kernel = parallel if wide and _threads.numba_threads() > 1 else serial
             try:
                 kernel(A, D, B, *outputs, *arrays, *values)
                 return [out.reshape(spec.shape) for out, spec in zip(outputs, out_specs)]

@@ -4,7 +4,7 @@ backward, the Adam update, and the scalar helpers that the fusion compiler's gen
 This module imports numba: import it through ``burn_ndarray._numba.kernels()``, which returns ``None``
 where numba is missing or broken, so that NdArray falls back to NumPy. Kernels are compiled on first use
 and cached on disk by numba (``cache=True``); arrays of at least ``PARALLEL_MIN`` elements are split
-over the cores.
+over the threads the thread policy grants (``_threads``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 from numba import njit, prange
+
+from . import _threads
 
 PARALLEL_MIN = int(os.environ.get("BURN_NDARRAY_PARALLEL_MIN", 1 << 20))
 """Arrays with fewer elements run on one thread (``BURN_NDARRAY_PARALLEL_MIN`` overrides it). On the
@@ -256,6 +258,12 @@ def _gelu_backward_f64(x: Any, grad: Any, out: Any) -> None:
         out[i] = grad[i] * (0.5 * math.erfc(-v * _SQRT1_2) + v * math.exp(-0.5 * v * v) * _INV_SQRT_2PI)
 
 
+def parallel(size: int) -> bool:
+    """Whether an array of ``size`` elements takes a kernel's parallel twin: at least ``PARALLEL_MIN``
+    elements, and more than one thread granted to the calling thread (numba set to that many)."""
+    return size >= PARALLEL_MIN and _threads.numba_threads() > 1
+
+
 def _flat(x: Any) -> Any:
     return np.ascontiguousarray(x).reshape(-1)
 
@@ -266,7 +274,7 @@ def erf(x: Any) -> Any:
     out = np.empty_like(flat)
     if x.dtype == np.float64:
         _erf_f64(flat, out)
-    elif flat.size >= PARALLEL_MIN:
+    elif parallel(flat.size):
         _erf_f32_parallel(flat, out)
     else:
         _erf_f32_serial(flat, out)
@@ -277,7 +285,7 @@ def erfinv(x: Any) -> Any:
     """The inverse error function of an f32 array, as a new array of its shape."""
     flat = _flat(x)
     out = np.empty_like(flat)
-    (_erfinv_f32_parallel if flat.size >= PARALLEL_MIN else _erfinv_f32_serial)(flat, out)
+    (_erfinv_f32_parallel if parallel(flat.size) else _erfinv_f32_serial)(flat, out)
     return out.reshape(x.shape)
 
 
@@ -287,7 +295,7 @@ def gelu(x: Any) -> Any:
     out = np.empty_like(flat)
     if x.dtype == np.float64:
         _gelu_f64(flat, out)
-    elif flat.size >= PARALLEL_MIN:
+    elif parallel(flat.size):
         _gelu_f32_parallel(flat, out)
     else:
         _gelu_f32_serial(flat, out)
@@ -300,7 +308,7 @@ def gelu_backward(x: Any, grad: Any) -> Any:
     out = np.empty_like(flat)
     if x.dtype == np.float64:
         _gelu_backward_f64(flat, flat_grad, out)
-    elif flat.size >= PARALLEL_MIN:
+    elif parallel(flat.size):
         _gelu_backward_f32_parallel(flat, flat_grad, out)
     else:
         _gelu_backward_f32_serial(flat, flat_grad, out)
@@ -356,7 +364,7 @@ def adam_step(
     m = p[:0] if first else _flat(moment_1)
     v = p[:0] if first else _flat(moment_2)
     out_p, out_m, out_v = np.empty_like(p), np.empty_like(p), np.empty_like(p)
-    kernel = _adam_parallel if p.size >= PARALLEL_MIN else _adam_serial
+    kernel = _adam_parallel if parallel(p.size) else _adam_serial
     constants = [dtype(value) for value in scalars]
     kernel(p, g, m, v, out_p, out_m, out_v, first, decay != 0.0, dtype(decay), *constants)
     shape = tensor.shape

@@ -21,6 +21,9 @@ def kernels() -> ModuleType | None:
             module: ModuleType | None = None
             if os.environ.get("BURN_NDARRAY_NUMBA", "1") != "0":
                 try:
+                    from . import _threads
+
+                    _threads.prepare_numba()  # numba sizes its pool from the environment, at import
                     from . import _kernels
 
                     module = _kernels

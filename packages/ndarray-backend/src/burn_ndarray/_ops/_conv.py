@@ -7,23 +7,24 @@ contiguous runs of the flattened (padded) input: an output row is computed at th
 the window of each kernel offset is one contiguous slice, and the few extra columns are never exposed. A
 bias is one more column of the weight against a row of ones. A unit-stride transposed convolution is the
 same kernel on the padded input with the flipped weight; the weight gradient is one GEMM per item over
-the same columns. Large batches are split over a few threads (as Burn's NdArray splits them over rayon):
-NumPy releases the GIL while it copies and multiplies, and a small GEMM gains little from BLAS's own
-threads. Arrays are f32 or f64 (``burn_backend.array`` computes f16 and bf16 in f32).
+the same columns. Large batches are split over the workers the thread policy grants (``_threads``, as
+Burn's NdArray splits them over rayon), BLAS running on each worker's share of the threads: NumPy
+releases the GIL while it copies and multiplies, and a small GEMM gains little from BLAS's own threads.
+Arrays are f32 or f64 (``burn_backend.array`` computes f16 and bf16 in f32).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
+
+from .. import _threads
 
 Array = Any
 Sizes = Sequence[int]
@@ -31,75 +32,18 @@ _CHUNK_BYTES = 1 << 20  # im2col columns and GEMM results per block: they stay i
 _PARALLEL_BYTES = 1 << 21  # the least im2col work per thread worth a thread
 
 
-def _cpu_count() -> int:
-    """The cores this process may use: ``OMP_NUM_THREADS`` where set (as BLAS reads it; the launcher of
-    a run of several processes sets each one's share), else the cores it is allowed to run on."""
-    limit = os.environ.get("OMP_NUM_THREADS", "")
-    if limit.isdigit() and int(limit) > 0:
-        return int(limit)
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
-_THREADS = max(1, min(4, _cpu_count()))  # more threads contend for the GIL between the short NumPy calls
-_pool: ThreadPoolExecutor | None = None
-
-
-def _forget_pool() -> None:
-    # a forked child has none of the parent's threads: it makes its own pool when it needs one
-    global _pool
-    _pool = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
 def _batch_ranges(batch: int, bytes_per_item: int) -> list[tuple[int, int]]:
-    """The batch split into contiguous ranges, one per thread, each with enough work for one."""
-    parts = max(1, min(_THREADS, batch, batch * bytes_per_item // _PARALLEL_BYTES))
+    """The batch split into contiguous ranges, one per worker the thread policy grants, each with
+    enough work for one."""
+    parts = _threads.workers(max(1, min(batch, batch * bytes_per_item // _PARALLEL_BYTES)))
     bounds = [batch * i // parts for i in range(parts + 1)]
     return list(itertools.pairwise(bounds))
 
 
-def _quietly(body: Callable[[int, int, int], None], index: int, start: int, stop: int) -> None:
-    # NumPy's error state is per thread: IEEE results (inf, NaN) stay silent in the workers too
-    with np.errstate(all="ignore"):
-        body(index, start, stop)
-
-
-def _single_threaded_blas() -> Any:
-    """A context in which BLAS runs each GEMM on one thread (threadpoolctl's limit on the loaded BLAS
-    libraries): while our threads split the batch, BLAS's own threads would only compete with them
-    for the cores (on 2 cores, 2 workers x 2 BLAS threads made convolutions 2 to 5 times slower)."""
-    global _blas
-    if _blas is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas = ThreadpoolController().select(user_api="blas")
-    return _blas.limit(limits=1)
-
-
-_blas: Any = None
-
-
 def _each(body: Callable[[int, int, int], None], ranges: list[tuple[int, int]]) -> None:
-    """``body(index, start, stop)`` for every range: the calling thread runs the first one."""
-    global _pool
-    if len(ranges) == 1:
-        _quietly(body, 0, *ranges[0])
-        return
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=_THREADS - 1, thread_name_prefix="burn-ndarray")
-    with _single_threaded_blas():
-        futures = [
-            _pool.submit(_quietly, body, index, start, stop)
-            for index, (start, stop) in enumerate(ranges)
-            if index
-        ]
-        _quietly(body, 0, *ranges[0])
-        for future in futures:
-            future.result()
+    """``body(index, start, stop)`` for every range, one worker each (``_threads.parallel``: BLAS runs
+    on the workers' share of the threads, one each where they are as many as the cores)."""
+    _threads.parallel(lambda index: body(index, *ranges[index]), len(ranges))
 
 
 def _placement(spatial: Sizes, low: Sizes, step: Sizes, size: Sizes) -> tuple[Any, Any] | None:
