@@ -99,6 +99,9 @@ from ._gru import GruConfig as GruConfig
 from ._initializer import Initializer as Initializer
 from ._linear import Linear as Linear
 from ._linear import LinearConfig as LinearConfig
+from ._lora import LoraConfig as LoraConfig
+from ._lora import LoraLinear as LoraLinear
+from ._lora import lora_adapters as lora_adapters
 from ._lstm import BiLstm as BiLstm
 from ._lstm import BiLstmConfig as BiLstmConfig
 from ._lstm import Lstm as Lstm
@@ -126,6 +129,8 @@ from ._padding import PaddingConfig2d as PaddingConfig2d
 from ._padding import PaddingConfig3d as PaddingConfig3d
 from ._param import Param as Param
 from ._param import RunningState as RunningState
+from ._param_groups import ParamGroup as ParamGroup
+from ._param_groups import ParamGroupError as ParamGroupError
 from ._pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
 from ._pool import AdaptiveAvgPool1dConfig as AdaptiveAvgPool1dConfig
 from ._pool import AdaptiveAvgPool2d as AdaptiveAvgPool2d
@@ -200,6 +205,12 @@ __all__ = [
     "Param",
     "ParamId",
     "RunningState",
+    # parameter groups and LoRA fine-tuning
+    "ParamGroup",
+    "ParamGroupError",
+    "LoraConfig",
+    "LoraLinear",
+    "lora_adapters",
     # dense, embedding, dropout
     "Dropout",
     "DropoutConfig",

@@ -16,6 +16,10 @@ from burn_backend import AutodiffBackend, Device, DType, Kind, ParamRecord, Reco
 from ._module_hints import spelling_error
 from ._param import Param, RunningState
 
+if TYPE_CHECKING:
+    from ._lora import LoraConfig
+    from ._param_groups import ParamGroup
+
 __all__ = [
     "LoadResult",
     "Module",
@@ -498,6 +502,79 @@ class Module:
         record = recorder.load(path)
         module = self if device is None else self.to_device(device)
         return module.load_record_partial(record)
+
+    # -- parameter groups and LoRA (burn_nn._param_groups, burn_nn._lora) ------------------------------
+    def freeze_group(self: M, group: ParamGroup) -> M:
+        """The module with the float parameters of ``group`` frozen (no gradient, so no optimizer update
+        or state), as Burn's ``freeze_group``; ``no_grad`` freezes them all.
+
+        Raises:
+            ParamGroupError: ``group`` selects none of the module's float parameters (they are named).
+
+        Example:
+            >>> model = model.freeze_group(ParamGroup.from_predicate("encoder"))  # doctest: +SKIP
+        """
+        from ._param_groups import set_require_grad_group
+
+        return set_require_grad_group("freeze_group", self, group, False)
+
+    def unfreeze_group(self: M, group: ParamGroup) -> M:
+        """The module with the float parameters of ``group`` requiring gradients again (see
+        ``freeze_group``)."""
+        from ._param_groups import set_require_grad_group
+
+        return set_require_grad_group("unfreeze_group", self, group, True)
+
+    def into_record_group(self, group: ParamGroup) -> dict[str, Any]:
+        """The record of ``group``'s parameters alone (nested dicts by field name, list items by index),
+        for ``load_record_group`` and any recorder: LoRA adapters without the base model, say.
+
+        Raises:
+            ParamGroupError: ``group`` selects none of the module's parameters.
+        """
+        from ._param_groups import into_record_group
+
+        return into_record_group(self, group)
+
+    def load_record_group(self: M, record: Mapping[str, Any], group: ParamGroup) -> M:
+        """A new module whose parameters in ``group`` come from ``record`` (as ``into_record_group`` makes
+        it); the others are kept. The record must hold exactly the group's parameters.
+
+        Raises:
+            RecordError: naming the group's parameters the record lacks, its entries outside the group,
+                and entries of the wrong shape, kind or range; the module is unchanged.
+        """
+        from ._param_groups import load_record_group
+
+        return load_record_group(self, record, group)
+
+    def apply_lora(self: M, config: LoraConfig) -> M:
+        """The module with every parameter frozen and each ``Linear`` layer ``config`` targets replaced by
+        a ``LoraLinear`` whose low-rank adapter trains, as Burn's ``apply_lora`` and PEFT's
+        ``get_peft_model``. The base weights keep their paths and ids.
+
+        Raises:
+            ValueError: the targets match no ``Linear`` layer (the layers' paths are named), or the
+                module has adapters already.
+
+        Example:
+            >>> config = LoraConfig(8, 16.0, targets=("*.query", "*.value"))
+            >>> model = model.apply_lora(config)  # doctest: +SKIP
+        """
+        from ._lora import apply_lora
+
+        return apply_lora(self, config)
+
+    def merge_lora(self: M) -> M:
+        """The module with each ``LoraLinear`` folded into a plain ``Linear`` (``weight + A @ B * scale``),
+        as PEFT's ``merge_and_unload``: same outputs, no adapter cost; gradient flags are kept.
+
+        Raises:
+            ValueError: the module has no LoRA adapters.
+        """
+        from ._lora import merge_lora
+
+        return merge_lora(self)
 
     # -- display -----------------------------------------------------------------------------------
     def __repr__(self) -> str:
