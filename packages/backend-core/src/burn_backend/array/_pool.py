@@ -3,9 +3,12 @@ pooling and their gradients, for 1-d and 2-d inputs alike.
 
 Each function takes the backend first (``self``: an ``ArrayBackend``), so ``ArrayModuleOps`` binds one
 function under the 1-d and the 2-d name (the interface's defaults run them over NumPy on the host,
-``_ops._host``). Pools are separable:
-one spatial axis after the other is reduced tap by tap over strided views, so no window is ever
-gathered. Sums compute in f32 for f16 and bf16; maxima in the input's dtype where the namespace
+``_ops._host``). Pools are separable: one spatial axis after the other is reduced tap by tap over
+strided views, so no window is ever gathered, and padding is never materialized: each tap adds into
+(or compares with) only the outputs whose sample lies inside the input (``_span``), so memory is
+O(output) whatever the padding, the ``ceil_mode`` overhang or a kernel larger than its input (ONNX
+models pool a 7x7 map with such kernels; padding it first took hundreds of megabytes). Sums compute
+in f32 for f16 and bf16; maxima in the input's dtype where the namespace
 compares it. Tables (divisors, window positions) come from ``runtime.constant``.
 """
 
@@ -84,6 +87,59 @@ def _sum_taps(array: Array, axis: int, taps: int, count: int, step: int) -> Arra
     return total
 
 
+def _span(size: int, offset: int, step: int, low: int, count: int) -> tuple[int, int] | None:
+    """The outputs ``[first, stop)`` among ``count`` whose sample ``o * step - low + offset`` lies in
+    ``[0, size)``, or ``None`` where none does."""
+    first = max(0, -((offset - low) // step))
+    stop = min(count, (size - 1 + low - offset) // step + 1)
+    return (first, stop) if stop > first else None
+
+
+def _spans(
+    size: int, kernel: int, step: int, low: int, count: int, dilation: int = 1
+) -> list[tuple[int, int, int]]:
+    """``(input start, first, stop)`` per tap whose sample lies inside the input for some output (taps
+    past both ends of every window are skipped without being visited one by one)."""
+    lowest = max(0, -(-(low - (count - 1) * step) // dilation))
+    highest = min(kernel, (size - 1 + low) // dilation + 1)
+    spans = []
+    for tap in range(lowest, highest):
+        span = _span(size, tap * dilation, step, low, count)
+        if span is not None:
+            spans.append((span[0] * step - low + tap * dilation, *span))
+    return spans
+
+
+def _reduce_axis(
+    xp: Any,
+    array: Array,
+    axis: int,
+    spans: list[tuple[int, int, int]],
+    count: int,
+    step: int,
+    combine: Any,
+    fill: float,
+) -> tuple[Array, bool]:
+    """``combine`` (``xp.add`` or ``xp.maximum``) over the taps' ``spans`` along ``axis``, into ``count``
+    outputs that start at ``fill``; also whether the result is a new array (a single tap covering
+    every output is a view of ``array``)."""
+    covering = [span for span in spans if span[1] == 0 and span[2] == count]
+    if len(spans) == 1 and covering:
+        return along(array, axis, spans[0][0], count, step), False
+    if len(covering) >= 2:
+        total = combine(*(along(array, axis, start, count, step) for start, _, _ in covering[:2]))
+        rest = [span for span in spans if span not in covering[:2]]
+    else:
+        shape = list(array.shape)
+        shape[axis] = count
+        total = xp.full(tuple(shape), fill, dtype=array.dtype)
+        rest = spans
+    for start, first, stop in rest:
+        into = _at(total.ndim, axis, slice(first, stop))
+        combine(total[into], along(array, axis, start, stop - first, step), out=total[into])
+    return total, True
+
+
 # -- tables (host arrays of their arguments alone, for runtime.constant) ------------------------------
 def _divisors(sizes: Ints, kernel: Ints, stride: Ints, padding: Ints, include: bool, out: Ints) -> Host:
     per_dim = zip(sizes, kernel, stride, padding, out)
@@ -98,12 +154,6 @@ def _window_starts(sizes: Ints, stride: Ints, padding: Ints, out: Ints) -> Host:
     steps = [math.prod(sizes[dim + 1 :]) for dim in range(len(sizes))]
     starts = [(np.arange(o) * s - p) * step for s, p, o, step in zip(stride, padding, out, steps)]
     return functools.reduce(np.add.outer, starts)
-
-
-def _inside(sizes: Ints, offsets: Ints, stride: Ints, padding: Ints, out: Ints) -> Host:
-    """Whether the window sample at (dilated) ``offsets`` lies inside x, per window: ``[*out]``."""
-    positions = [np.arange(o) * s - p + i for i, s, p, o in zip(offsets, stride, padding, out)]
-    return functools.reduce(np.logical_and.outer, [(q >= 0) & (q < n) for q, n in zip(positions, sizes)])
 
 
 def _adaptive_index(size: int, out: int, tap: int) -> Host:
@@ -143,13 +193,14 @@ def avg_pool(
         pool_output_size(n, k, s, p, 1, ceil_mode) for n, k, s, p in zip(sizes, kernel, strides, pads)
     )
     work = self.runtime.widen(x)
-    extent = [(o - 1) * s + k for o, s, k in zip(out, strides, kernel)]
-    current = place(self.xp, work, pads, extent, 0.0)
-    # a buffer of this call's own, not x or a view of it: a stride past the kernel crops x's end (a view)
-    # and a kernel of 1 sums one tap (a view), so only a fill, a sum of taps or a widening copies
-    private = work is not x or fills(sizes, pads, extent) or max(kernel) > 1
-    for dim, (k, s, o) in enumerate(zip(kernel, strides, out)):
-        current = _sum_taps(current, 2 + dim, k, o, s)
+    current = work
+    # a buffer of this call's own, not x or a view of it: a single tap that covers every output is a
+    # view of x (a kernel of 1, a stride past the kernel), which the divide must not write into
+    private = work is not x
+    for dim, (k, s, p, o) in enumerate(zip(kernel, strides, pads, out)):
+        spans = _spans(current.shape[2 + dim], k, s, p, o)
+        current, new = _reduce_axis(self.xp, current, 2 + dim, spans, o, s, self.xp.add, 0.0)
+        private = private or new
     key = (sizes, kernel, strides, pads, count_include_pad, out)
     divisor = self.runtime.constant(_divisors, *key, dtype=work.dtype)
     if not private:
@@ -174,17 +225,18 @@ def avg_pool_backward(
     work = self.runtime.widen(grad)
     key = (tuple(x.shape[2:]), kernel, strides, pads, count_include_pad, out)
     current = work / self.runtime.constant(_divisors, *key, dtype=work.dtype)
-    for dim, (k, s, o) in enumerate(zip(kernel, strides, out)):
-        axis = 2 + dim
+    for dim, (k, s, p, o) in enumerate(zip(kernel, strides, pads, out)):
+        # each tap spreads the outputs whose sample lies inside x back onto x's samples (padding and
+        # the ceil_mode overhang receive nothing, so they are never allocated)
+        axis, size = 2 + dim, x.shape[2 + dim]
         shape = list(current.shape)
-        shape[axis] = (o - 1) * s + k
+        shape[axis] = size
         total = xp.zeros(tuple(shape), dtype=current.dtype)
-        for j in range(k):
-            index = _at(total.ndim, axis, slice(j, j + (o - 1) * s + 1, s))
-            total[index] += current
+        for start, first, stop in _spans(size, k, s, p, o):
+            index = _at(total.ndim, axis, slice(start, start + (stop - first - 1) * s + 1, s))
+            total[index] += current[_at(current.ndim, axis, slice(first, stop))]
         current = total
-    result = place(xp, current, [-p for p in pads], x.shape[2:], 0.0)
-    return self.runtime.narrow(result, grad.dtype)
+    return self.runtime.narrow(current, grad.dtype)
 
 
 # -- max pooling --------------------------------------------------------------------------------------
@@ -206,34 +258,29 @@ def _max_pool(
     sizes = tuple(x.shape[2:])
     geometry = zip(sizes, kernel, strides, pads, dilations)
     out = tuple(pool_output_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in geometry)
-    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, strides, kernel, dilations)]
-    padded = place(xp, runtime.sortable(x), pads, extent, -math.inf)
-    values = padded
-    for dim, (k, s, d, o) in enumerate(zip(kernel, strides, dilations, out)):
-        result = along(values, 2 + dim, 0, o, s)
-        for j in range(1, k):
-            result = xp.maximum(result, along(values, 2 + dim, j * d, o, s))
-        values = result
+    source = runtime.sortable(x)
+    values = source
+    per_axis = []
+    for dim, (n, k, s, p, d, o) in enumerate(zip(sizes, kernel, strides, pads, dilations, out)):
+        spans = _spans(n, k, s, p, o, d)
+        per_axis.append({(start + p - first * s) // d: (start, first, stop) for start, first, stop in spans})
+        values = _reduce_axis(xp, values, 2 + dim, spans, o, s, xp.maximum, -math.inf)[0]
     if not with_indices:
         return runtime.narrow(values, x.dtype), None
-    # the taps in reverse order, each hit overwriting: the first hit in row-major order stays
+    # the taps in reverse order, each hit overwriting: the first hit in row-major order stays; a tap
+    # compares only the outputs whose sample lies inside x (the padding never holds a maximum)
     int_dtype = runtime.dtype(self.int_dtype)
     position = xp.zeros(values.shape, dtype=int_dtype)
     plane_steps = [math.prod(sizes[dim + 1 :]) for dim in range(len(sizes))]
-    taps = itertools.product(*(range(k) for k in kernel))
+    taps = itertools.product(*(sorted(spans) for spans in per_axis))
     for tap in reversed(list(taps)):
-        offsets = tuple(i * d for i, d in zip(tap, dilations))
-        spans = (slice(i, i + (o - 1) * s + 1, s) for i, o, s in zip(offsets, out, strides))
-        window = (slice(None), slice(None), *spans)
-        sample = padded[window]
-        hit = (sample == values) | xp.isnan(sample)
-        if any(
-            i < p or i + (o - 1) * s - p >= n for i, o, s, p, n in zip(offsets, out, strides, pads, sizes)
-        ):
-            # the padding is -inf: where the maximum is -inf too, only samples inside x may hit
-            hit = hit & runtime.constant(_inside, sizes, offsets, strides, pads, out)
-        flat = sum(i * step for i, step in zip(offsets, plane_steps))
-        position = xp.where(hit, flat, position)
+        found = [spans[i] for spans, i in zip(per_axis, tap)]
+        inputs = (..., *(slice(a, a + (b - f - 1) * s + 1, s) for (a, f, b), s in zip(found, strides)))
+        outputs = (..., *(slice(f, b) for _, f, b in found))
+        sample = source[inputs]
+        hit = (sample == values[outputs]) | xp.isnan(sample)
+        flat = sum(i * d * step for i, d, step in zip(tap, dilations, plane_steps))
+        position[outputs] = xp.where(hit, flat, position[outputs])
     starts = runtime.constant(_window_starts, sizes, strides, pads, out, dtype=int_dtype)
     return runtime.narrow(values, x.dtype), position + starts
 
