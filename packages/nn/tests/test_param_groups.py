@@ -185,5 +185,18 @@ def test_group_record_that_does_not_fit_changes_nothing(device: Device) -> None:
     big = ParamRecord(ParamId(), TensorData(np.full((4,), 1e6, np.float64)))
     with pytest.raises(RecordError, match="expected a dict record, got list"):
         model.load_record_group([big], group)  # type: ignore[arg-type]
+    cyclic: dict[str, Any] = {"layers": {"1": {}}}
+    cyclic["layers"]["1"]["weight"] = cyclic
+    with pytest.raises(RecordError) as error:
+        model.load_record_group(cyclic, group)
+    assert error.value.mismatched == ["layers.1.weight: the record holds itself here"]
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):  # deeper than Python's recursion limit
+        node["x"] = {}
+        node = node["x"]
+    with pytest.raises(RecordError) as error:
+        model.load_record_group({"layers": {"1": record["layers"]["1"]}, "deep": deep}, group)
+    assert error.value.mismatched == ["deep.x.x.x.x.x.x.x...: the record nests deeper than 256"]
     for path, array in values(model).items():
         np.testing.assert_array_equal(array, before[path], strict=True)

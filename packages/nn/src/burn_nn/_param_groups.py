@@ -25,7 +25,7 @@ class ParamGroupError(ValueError):
 
 @dataclass(frozen=True)
 class _Matcher:
-    """One way of choosing parameters; ``ParamGroup`` is a union of these, minus another union."""
+    """One way of choosing parameters (the leaves of a ``ParamGroup``'s unions and differences)."""
 
     kind: str  # "all", "ids", "paths", "include" (every substring), "regex" (every pattern)
     ids: frozenset[ParamId] = frozenset()
@@ -265,15 +265,31 @@ def into_record_group(module: Module, group: object) -> dict[str, Any]:
     return record
 
 
-def _flatten(value: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _flatten(item, (*path, str(key)), out)
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _flatten(item, (*path, str(index)), out)
-    elif value is not None:  # ``into_record`` keeps the place of a constant in a list with None
-        out[".".join(path) or "<root>"] = value
+_MAX_DEPTH = 256
+"""How deep a group record may nest: far beyond any model's tree, and far within Python's stack."""
+
+
+def _flatten(record: Mapping[str, Any], mismatched: list[str]) -> dict[str, Any]:
+    """The leaves of a nested record by dotted path. A record nested deeper than ``_MAX_DEPTH`` or that
+    holds itself is an error, not a ``RecursionError`` or an endless walk."""
+    out: dict[str, Any] = {}
+    stack: list[tuple[Any, tuple[str, ...], frozenset[int]]] = [(record, (), frozenset())]
+    while stack:
+        value, path, above = stack.pop()
+        if isinstance(value, (Mapping, list, tuple)):
+            if id(value) in above:
+                mismatched.append(f"{'.'.join(path)}: the record holds itself here")
+                continue
+            if len(path) >= _MAX_DEPTH:
+                mismatched.append(f"{'.'.join(path[:8])}...: the record nests deeper than {_MAX_DEPTH}")
+                continue
+            inside = above | {id(value)}
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            children = [(item, (*path, str(key)), inside) for key, item in items]
+            stack.extend(reversed(children))
+        elif value is not None:  # ``into_record`` keeps the place of a constant in a list with None
+            out[".".join(path) or "<root>"] = value
+    return out
 
 
 def load_record_group(module: M, record: object, group: object) -> M:
@@ -282,11 +298,10 @@ def load_record_group(module: M, record: object, group: object) -> M:
     found = _matched(op, module, _check_group(op, group), float_only=False)
     if not isinstance(record, Mapping):
         raise RecordError([], [], [f"<root>: expected a dict record, got {type(record).__name__}"])
-    entries: dict[str, Any] = {}
-    _flatten(record, (), entries)
+    mismatched: list[str] = []
+    entries = _flatten(record, mismatched)
     missing = [path for path in found if path not in entries]
     unexpected = [path for path in entries if path not in found]
-    mismatched: list[str] = []
     loaded: dict[str, Param] = {}
     for path, param in found.items():
         if path not in entries:
