@@ -47,7 +47,12 @@ META_PACKAGE = "burn-py"
 
 # import names whose distribution is not the import name itself
 _CUPY = {"cupy-cuda12x", "cupy-cuda13x", "cupy"}
-IMPORT_DISTRIBUTIONS = {"cupy": _CUPY, "cupyx": _CUPY, "PIL": {"pillow"}}  # cupyx ships in CuPy's wheel
+IMPORT_DISTRIBUTIONS = {
+    "cupy": _CUPY,
+    "cupyx": _CUPY,  # ships in CuPy's wheel
+    "PIL": {"pillow"},
+    "cudnn": {"nvidia-cudnn-frontend"},  # NVIDIA's cuDNN frontend
+}
 
 
 @dataclass(frozen=True)

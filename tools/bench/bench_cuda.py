@@ -1,6 +1,7 @@
 """The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
 64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
-three kernels alone), the host cost of a tiny op (on ``Cuda()`` and through ``Fusion(Cuda())``), and one
+three kernels alone; through cuDNN where its frontend is installed, then again on burn-cuda's own
+kernels), the host cost of a tiny op (on ``Cuda()`` and through ``Fusion(Cuda())``), and one
 training step of the guide model (batch 64, Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's
 custom GELU on 64M f32 and the guide step through ``Fusion(Cuda())``, against PyTorch eager and against
 ``torch.compile`` (default mode).
@@ -110,11 +111,12 @@ def _elementwise_rows(device: Device, torch: Any, repeat: int) -> list[Row]:
     return [add, matmul, _per_op(tiny, TINY_OPS)]
 
 
-def _conv_row(shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any) -> Row:
+def _conv_row(
+    shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any, inner: Backend, label: str
+) -> Row:
     from burn_autodiff import Autodiff
-    from burn_cuda import Cuda
 
-    device = Autodiff(Cuda()).device(0)
+    device = Autodiff(inner).device(0)
     batch, channels, height, width = shape
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -146,16 +148,15 @@ def _conv_row(shape: tuple[int, int, int, int], out_channels: int, repeat: int, 
         torch.autograd.grad(loss, theirs)
         torch.cuda.synchronize()
 
-    name = f"conv2d fwd+bwd {batch}x{channels}->{out_channels}x{height}x{width} 3x3"
+    name = f"conv2d fwd+bwd {batch}x{channels}->{out_channels}x{height}x{width} 3x3{label}"
     return compare(name, ours_step, torch_step, "torch", "<= 2x", repeat, 10)
 
 
-def _conv_op_rows(shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any) -> list[Row]:
+def _conv_op_rows(
+    shape: tuple[int, int, int, int], out_channels: int, repeat: int, torch: Any, backend: Any, label: str
+) -> list[Row]:
     """The three kernels of a convolution one by one (backend ops on primitives, no autodiff): the
     forward, the input gradient and the weight gradient, against cuDNN through PyTorch."""
-    from burn_cuda import Cuda
-
-    backend = Cuda()
     device = backend.device(0)
     batch, channels, height, width = shape
     rng = np.random.default_rng(0)
@@ -184,10 +185,33 @@ def _conv_op_rows(shape: tuple[int, int, int, int], out_channels: int, repeat: i
     size = f"{batch}x{channels}->{out_channels}x{height}x{width} 3x3"
     return [
         compare(
-            f"conv2d {part} {size}", _synced(ours, sync), _synced(theirs, tsync), "torch", "-", repeat, 10
+            f"conv2d {part} {size}{label}",
+            _synced(ours, sync),
+            _synced(theirs, tsync),
+            "torch",
+            "<= 1.1x" if label == "" else "-",
+            repeat,
+            10,
         )
         for part, (ours, theirs) in pairs.items()
     ]
+
+
+def _conv_rows(repeat: int, torch: Any) -> list[Row]:
+    """The convolution rows on ``Cuda()`` (through cuDNN where its frontend is installed) and, where it
+    is, again on ``Cuda(cudnn=False)`` (burn-cuda's im2col kernels, labelled "own")."""
+    from burn_cuda import Cuda
+    from burn_cuda._cudnn import unavailable_reason
+
+    reason = unavailable_reason()
+    print(f"cuDNN for our convolutions: {'used' if reason is None else 'not used: ' + reason}")
+    variants = [(Cuda(), "")] + ([(Cuda(cudnn=False), ", own")] if reason is None else [])
+    rows = []
+    for backend, label in variants:
+        rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch, backend, label))
+        rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch, backend, label))
+        rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch, backend, label))
+    return rows
 
 
 def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False) -> list[Row]:
@@ -377,9 +401,7 @@ def main() -> None:
     device = Cuda().device(0)
     print(f"GPU: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     rows = _elementwise_rows(device, torch, repeat)
-    rows.append(_conv_row((64, 8, 26, 26), 16, repeat, torch))
-    rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch))
-    rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch))
+    rows.extend(_conv_rows(repeat, torch))
     rows.extend(_guide_rows(repeat, torch, Cuda()))
     try:
         from burn_fusion import Fusion

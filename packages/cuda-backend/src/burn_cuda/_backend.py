@@ -6,7 +6,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from burn_backend import Device, PendingRead, Tensor, TensorData
+from burn_backend import Device, DType, PendingRead, Tensor, TensorData
 from burn_backend.array import ArrayBackend
 from burn_backend.kit import (
     FUSED_BLOCK_KINDS,
@@ -17,7 +17,7 @@ from burn_backend.kit import (
     interface_methods,
 )
 
-from . import _cupy
+from . import _cudnn, _cupy
 from . import _runtime as _cupy_runtime
 from ._cupy import cp
 from ._fusion import compile_block
@@ -81,8 +81,10 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     """The NVIDIA GPU backend: tensors are CuPy arrays, one device per GPU.
 
     Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy
-    is imported to allow it). Ops are queued on the device's current stream: nothing waits for the GPU
-    except reading values (``into_data``, ``into_scalar``, and ``wait()`` on a
+    is imported to allow it, for cuBLAS and cuDNN alike). Convolutions go through cuDNN where NVIDIA's
+    cuDNN frontend is installed (``pip install 'burn-cuda[cudnn13]'``, or ``cudnn12``) and serves the
+    case, else through burn-cuda's own kernels. Ops are queued on the device's current stream: nothing
+    waits for the GPU except reading values (``into_data``, ``into_scalar``, and ``wait()`` on a
     ``Transaction.execute_async``), ``sync``, and the ops whose result's shape depends on values
     (``argwhere``, ``mask_select``). Copies from the host go through pinned memory and do not wait.
     Without CuPy or a GPU the backend has no devices.
@@ -90,12 +92,16 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     Args:
         float_dtype: the default float dtype (f32 unless set).
         int_dtype: the default int dtype, also that of returned indices (i64 unless set).
+        cudnn: whether convolutions may use cuDNN (where it is installed and serves the case); by
+            default yes, unless the environment variable ``BURN_CUDA_CUDNN`` is ``0``.
 
     Example:
         >>> from burn_backend import Tensor
         >>> device = Cuda().device()  # doctest: +SKIP
         >>> Tensor.from_data([[1.0, 2.0]], device=device).sum().into_scalar()  # doctest: +SKIP
         3.0
+        >>> Cuda(cudnn=False).use_cudnn  # burn-cuda's own convolution kernels only
+        False
     """
 
     name: ClassVar[str] = "cuda"
@@ -106,6 +112,25 @@ class Cuda(FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     """What the fusion compiler takes on: every kind of ``burn_backend.kit.FUSED_BLOCK_KINDS`` (element-wise
     chains of floats, ints and bools, with casts; reduce blocks of floats; matmul blocks)."""
     runtime = _runtime
+
+    def __init__(
+        self,
+        float_dtype: DType | str = DType.F32,
+        int_dtype: DType | str = DType.I64,
+        cudnn: bool | None = None,
+    ) -> None:
+        super().__init__(float_dtype, int_dtype)
+        self.use_cudnn = _cudnn.enabled_by_environment() if cudnn is None else bool(cudnn)
+
+    def settings(self) -> tuple[Any, ...]:
+        """The float and int dtypes, and whether convolutions may use cuDNN."""
+        return (*super().settings(), self.use_cudnn)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(float_dtype={self.float_dtype}, int_dtype={self.int_dtype}, "
+            f"cudnn={self.use_cudnn})"
+        )
 
     def device(self, index: int = 0) -> Device:
         """The handle of GPU ``index``.
