@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from burn_backend import AutodiffBackend, Backend, DType, Gradients, Kind
 from burn_backend.kit import BackendDecorator, kind_of
+from burn_backend.quantization import is_quantized
 
 from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpointing
 from ._graph import AutodiffTensor, backward, watching
@@ -17,6 +18,7 @@ from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
 
 # float ops without a gradient: like the int and bool ops, they run on the inner backend as they are
+_QUANTIZATION = frozenset({"quantize", "quantize_dynamic", "dequantize"})
 _NOT_DIFFERENTIABLE = {
     "float_into_data", "float_device", "float_empty", "float_zeros", "float_ones", "float_full",
     "float_random", "float_into_int", "float_argmax", "float_argmin", "float_argsort", "float_argtopk",
@@ -61,10 +63,15 @@ class Autodiff(FloatOps, ModuleOps, ActivationOps, BackendDecorator, AutodiffBac
     def delegates(cls, name: str) -> bool:
         # the float ops Autodiff does not define keep the interface's defaults, built from its own
         # differentiable ops, so that they have gradients
-        return name in _NOT_DIFFERENTIABLE or name.startswith(("int_", "bool_", "bitwise_"))
+        # quantized ops run on the inner backend: quantized tensors are constants, never tracked
+        if name in _NOT_DIFFERENTIABLE or name in _QUANTIZATION:
+            return True
+        return name.startswith(("int_", "bool_", "bitwise_", "q_"))
 
     def wrap(self, primitive: Any) -> Any:
         """An untracked ``AutodiffTensor`` around an inner float primitive; int and bool ones are shared."""
+        if is_quantized(primitive):  # a constant: shared with the inner backend, as int and bool ones
+            return primitive
         return AutodiffTensor(primitive) if kind_of(primitive.dtype) is Kind.FLOAT else primitive
 
     def unwrap(self, value: Any) -> Any:

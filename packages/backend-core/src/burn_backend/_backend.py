@@ -21,6 +21,7 @@ from ._ops.int import IntTensorOps
 from ._ops.module import ModuleOps
 from ._ops.optim import OptimizerOps
 from ._transaction import PendingRead
+from .quantization._ops import QTensorOps
 
 if TYPE_CHECKING:
     from ._fusion_ir import ElementwiseBlock, ElementwisePlan
@@ -42,6 +43,7 @@ class Backend(
     ActivationOps,
     DistributedOps,
     OptimizerOps,
+    QTensorOps,
     abc.ABC,
 ):
     """A backend: the op groups plus backend-level methods.

@@ -28,12 +28,13 @@ from ._tensor_base import (
 )
 from ._tensor_data import check_device_exists, resolve
 from ._tensor_hints import install_spellings
-from ._tensor_protocol import TensorProtocol
+from ._tensor_quant import TensorQuantization
+from .quantization._data import QuantizedData
 
 __all__ = ["DTypeLike", "DeviceLike", "Tensor", "check_device_exists", "resolve"]
 
 
-class Tensor(TensorProtocol):
+class Tensor(TensorQuantization):
     """A tensor on some device of some backend; its kind (Float, Int, Bool) and dtype are properties.
 
     Tensors are values: every op returns a new tensor and never changes its inputs. Binary ops need
@@ -83,6 +84,9 @@ class Tensor(TensorProtocol):
             >>> Tensor.from_data([1, 2, 3]).kind
             Int
         """
+        if isinstance(data, QuantizedData):
+            device, _ = resolve(device, None, Kind.FLOAT, "from_data")
+            return cls(device.backend.q_from_data(data, device), device)
         if not isinstance(data, TensorData):
             # an explicit dtype takes the values as they are (no detour through f32 for Python floats)
             explicit = dtype is not None and not isinstance(dtype, Kind)

@@ -18,6 +18,7 @@ from ._tensor_base import (
 )
 from ._tensor_data import TensorDataOps
 from ._tensor_hints import clamp_error
+from .quantization._scheme import QuantScheme
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -80,7 +81,9 @@ def _float_unary(name: str, doc: str) -> Callable[[Any], Tensor]:
 
     def op(self: Tensor) -> Tensor:
         self._require_kind(name, Kind.FLOAT)
-        return self._new(getattr(self._device.backend, method)(self._primitive))
+        if type(self._primitive.dtype) is not QuantScheme:
+            return self._new(getattr(self._device.backend, method)(self._primitive))
+        return self._new(self._op(name)(self._primitive))
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"{doc}\n\nFloat tensors only; the result has the input's shape and dtype."
@@ -99,7 +102,7 @@ def _comparison(name: str, symbol: str) -> Callable[[Any, Tensor | Number], Tens
             other = self._array_operand(name, other)
         if isinstance(other, TensorBase):
             p, q = self._binary_primitives(name, other)
-            return self._new(getattr(backend, kind.prefix + name)(p, q))
+            return self._new(getattr(backend, self._prefix + name)(p, q))
         value = self._scalar(name, other, in_range=False)
         if kind is Kind.INT:
             low, high = int_range(self._primitive.dtype)
@@ -153,7 +156,7 @@ class TensorArithmetic(TensorDataOps):
                 p, q = self._binary_primitives(name, other)
             if kind is Kind.INT and name in _INT_DIVISIONS:
                 self._check_divisor(name, q)
-            return self._new(getattr(backend, kind.prefix + name)(p, q))
+            return self._new(getattr(backend, self._prefix + name)(p, q))
         if isinstance(other, np.ndarray):
             return self._arith(name, self._array_operand(name, other))
         return self._arith_scalar(name, name, other, kind)
@@ -165,7 +168,7 @@ class TensorArithmetic(TensorDataOps):
             self._require_kind(name, Kind.FLOAT, Kind.INT)
         elif kind is Kind.INT and scalar == 0 and name in _INT_DIVISIONS:
             raise ZeroDivisionError(f"{op}: integer division by zero (of the {self._describe()})")
-        method = getattr(self._device.backend, kind.prefix + name + "_scalar")
+        method = getattr(self._device.backend, self._prefix + name + "_scalar")
         return self._new(method(self._primitive, scalar))
 
     def _check_divisor(self, op: str, divisor: Any) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 from ._device import Device
 from ._dtype import KIND_OF_ID, KIND_OF_TYPE, DType, Kind
 from ._shape import Shape, broadcast_shapes, normalize_dim
+from .quantization._scheme import QuantScheme
 
 if TYPE_CHECKING:
     from ._backend import Backend
@@ -124,6 +125,11 @@ class TensorBase:
         try:
             return DType.of(self._primitive.dtype)
         except (TypeError, AttributeError):
+            if type(getattr(self._primitive, "dtype", None)) is QuantScheme:
+                raise TypeError(
+                    f"dtype: the tensor is quantized; its dtype is the QuantScheme {self._primitive.dtype} "
+                    "(read it with .quant_scheme, or dequantize() it for a float dtype)"
+                ) from None
             raise unreadable_primitive(self._primitive, self._device) from None
 
     @property
@@ -133,6 +139,8 @@ class TensorBase:
         kind = KIND_OF_TYPE.get(type(dtype))
         if kind is None:
             kind = KIND_OF_ID.get(id(dtype))
+            if kind is None and type(dtype) is QuantScheme:  # quantized values stand for floats
+                return Kind.FLOAT
         return kind if kind is not None else self.dtype.kind
 
     @property
@@ -163,9 +171,22 @@ class TensorBase:
         """This tensor's class, for the creation ops that the op families below ``Tensor`` call."""
         return type(self)  # type: ignore[return-value]
 
+    @property
+    def _prefix(self) -> str:
+        """The prefix of this tensor's backend ops: its kind's (``"float_"``), or ``"q_"`` when quantized."""
+        return "q_" if type(self._primitive.dtype) is QuantScheme else self.kind.prefix
+
     def _op(self, name: str) -> Any:
-        """The backend method ``<kind>_<name>`` for this tensor's kind."""
-        return getattr(self._device.backend, self.kind.prefix + name)
+        """The backend method ``<kind>_<name>`` for this tensor's kind (``q_<name>`` when quantized)."""
+        prefix = self._prefix
+        if prefix == "q_":
+            method = getattr(self._device.backend, prefix + name, None)
+            if method is None:
+                raise TypeError(
+                    f"{name}: not defined on quantized tensors (a {self._describe()}); dequantize() it first"
+                )
+            return method
+        return getattr(self._device.backend, prefix + name)
 
     def _new(self, primitive: Any) -> Tensor:
         """A tensor on this tensor's device around ``primitive``."""
@@ -176,6 +197,8 @@ class TensorBase:
 
     # -- checks -----------------------------------------------------------------------------------
     def _describe(self) -> str:
+        if type(self._primitive.dtype) is QuantScheme:
+            return f"quantized Float {self._primitive.dtype} tensor of shape {list(self._primitive.shape)}"
         return f"{KIND_NAMES[self.kind]} {self.dtype} tensor of shape {list(self._primitive.shape)}"
 
     def _require_kind(self, op: str, *kinds: Kind) -> Kind:
@@ -342,6 +365,8 @@ class KindConversions(TensorBase):
         target = backend.float_dtype if dtype is None else DType.of(dtype)
         if not target.is_float:
             raise TypeError(f"float: {target} is not a float dtype")
+        if type(self._primitive.dtype) is QuantScheme:  # the numbers it stands for
+            return self._new(backend.dequantize(self._primitive)).float(target)
         if kind is Kind.FLOAT:
             return (
                 cast("Tensor", self)
@@ -363,7 +388,7 @@ class KindConversions(TensorBase):
                 if target == self.dtype
                 else self._new(backend.int_cast(self._primitive, target))
             )
-        return self._new(getattr(backend, kind.prefix + "into_int")(self._primitive, target))
+        return self._new(self._op("into_int")(self._primitive, target))
 
     def bool(self) -> Tensor:
         """This tensor as Bool: true where non-zero."""

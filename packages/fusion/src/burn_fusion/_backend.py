@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from burn_backend import ActivationOps, AdamOptions, AutodiffBackend, Backend, Device, DType, OptimizerOps
 from burn_backend.kit import CAST_OPS, ELEMENTWISE_OPS, BackendDecorator, ElementwiseOp, interface_methods
+from burn_backend.quantization import is_quantized
 
 from ._executor import Executor, compile_after_default
 from ._stream import PendingOp, Stream
@@ -74,7 +75,10 @@ class Fusion(BackendDecorator):
 
     # -- primitives -------------------------------------------------------------------------------
     def wrap(self, primitive: Any) -> Any:
-        """A computed ``FusionTensor`` around an inner primitive."""
+        """A computed ``FusionTensor`` around an inner primitive (a quantized one passes as it is: quantized
+        ops run eagerly on the inner backend)."""
+        if is_quantized(primitive):
+            return primitive
         return FusionTensor(Node(tuple(primitive.shape), DType.of(primitive.dtype), primitive, None), None)
 
     def unwrap(self, value: Any) -> Any:

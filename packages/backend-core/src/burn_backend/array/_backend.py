@@ -14,6 +14,7 @@ from ._bool import ArrayBoolOps
 from ._float import ArrayFloatOps
 from ._int import ArrayIntOps
 from ._module import ArrayModuleOps
+from ._quant import ArrayQTensorOps
 from ._runtime import LOW_PRECISION, ArrayRuntime
 
 # One generator per (backend class, settings, device index): equal backends are one value and draw from
@@ -22,7 +23,9 @@ _generators: dict[tuple[Any, ...], Any] = {}
 _generators_lock = threading.Lock()
 
 
-class ArrayBackend(ArrayFloatOps, ArrayIntOps, ArrayBoolOps, ArrayModuleOps, ArrayActivationOps, Backend):
+class ArrayBackend(
+    ArrayFloatOps, ArrayIntOps, ArrayBoolOps, ArrayModuleOps, ArrayActivationOps, ArrayQTensorOps, Backend
+):
     """A backend whose primitives are arrays of one namespace (``runtime.xp``).
 
     A binding sets ``name``, ``is_cpu`` and ``runtime`` (an ``ArrayRuntime`` for its library) and

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._backend import Backend, interface_methods
 from .._dtype import DType
+from ..quantization._scheme import QuantScheme
 
 _counts: dict[int, Counter[str]] = {}
 # the interface's return annotations (strings, postponed) that hold primitives
@@ -55,6 +56,8 @@ def check_primitive(primitive: Any, op: str) -> None:
     if not isinstance(shape, tuple) or not all(isinstance(size, int) for size in shape):
         raise TypeError(f"{op} returned a {type(primitive).__name__} whose shape is {shape!r}: {requirement}")
     dtype = getattr(primitive, "dtype", None)
+    if type(dtype) is QuantScheme:  # a quantized primitive: its dtype is its scheme
+        return
     try:
         DType.of(dtype)
     except TypeError:
