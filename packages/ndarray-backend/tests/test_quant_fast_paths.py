@@ -1,0 +1,35 @@
+"""NdArray's quantized matmul fast paths against NumPy float64 on the dequantized values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burn_backend import Tensor
+from burn_backend.quantization import QuantScheme, QuantStore, QuantValue
+from burn_ndarray import NdArray
+from burn_ndarray._ops._quant import gemm_i8
+
+
+def test_int8_gemm_accumulates_exactly_in_int32() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (37, 300), dtype=np.int8)
+    b = rng.integers(-128, 128, (300, 19), dtype=np.int8)
+    out = gemm_i8(a, b)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_int8_and_block_matmul_match_numpy() -> None:
+    device = NdArray().device()
+    rng = np.random.default_rng(1)
+    lhs = Tensor.from_data(rng.standard_normal((9, 64)).astype(np.float32), device)
+    rhs = Tensor.from_data(rng.standard_normal((64, 32)).astype(np.float32), device)
+    ql, qr = lhs.quantize_dynamic(QuantScheme()), rhs.quantize_dynamic(QuantScheme())
+    dl = ql.dequantize().to_numpy().astype(np.float64)
+    dr = qr.dequantize().to_numpy().astype(np.float64)
+    np.testing.assert_allclose(ql.matmul(qr).to_numpy(), dl @ dr, rtol=1e-5, atol=1e-5)
+    scheme = QuantScheme(value=QuantValue.Q4S, block_size=16, store=QuantStore.PACKED_U32)
+    q4 = rhs.quantize_dynamic(scheme)
+    d4 = q4.dequantize().to_numpy().astype(np.float64)
+    expected = lhs.to_numpy().astype(np.float64) @ d4
+    np.testing.assert_allclose(lhs.matmul(q4).to_numpy(), expected, rtol=1e-4, atol=1e-4)
