@@ -10,20 +10,21 @@ import sys
 
 
 def test_the_core_and_float_sections_pass_through_remote() -> None:
+    sections = ["burn_backend.testing.core", "burn_backend.testing.float"]
+    backend = "burn_remote.testing:loopback_remote()"
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
             "--pyargs",
-            "burn_backend.testing.core",
-            "burn_backend.testing.float",
+            *sections,
             "--backend",
-            "burn_remote.testing:loopback_remote()",
+            backend,
             "-q",
             "-p",
             "no:cacheprovider",
-        ],  # fmt: skip
+        ],
         capture_output=True,
         text=True,
         timeout=300,
