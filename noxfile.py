@@ -83,7 +83,10 @@ TEST_MATRIX = {
     "train": ["autodiff-ndarray", "autodiff-fusion-ndarray"],
     "import": ["ndarray", "fusion-ndarray"],
     "burn": ["ndarray"],
+    "remote": ["autodiff-ndarray"],  # its tests start NdArray servers and compose Autodiff, Router, Fusion
 }
+# Package folders a package's tests need beyond its own closure and its backend's stack.
+TEST_EXTRA_FOLDERS = {"remote": ["router", "fusion"]}
 CONFORMANCE_BACKENDS = [
     "ndarray", "autodiff-ndarray", "router[ndarray,ndarray]", "autodiff-router[ndarray,ndarray]",
     "cuda", "autodiff-cuda", "router[cuda,ndarray]", "autodiff-router[cuda,ndarray]",
@@ -264,7 +267,8 @@ def tests(session: nox.Session, package: str, backend: str) -> None:
         requirements += IMPORT_TEST_REQUIREMENTS
     if package == "train":
         requirements += TRAIN_TEST_REQUIREMENTS
-    install_local(session, package, *stack_folders(backend), extra_requirements=requirements)
+    extra_folders = TEST_EXTRA_FOLDERS.get(package, [])
+    install_local(session, package, *stack_folders(backend), *extra_folders, extra_requirements=requirements)
     tests_dir = ROOT / "packages" / package / "tests"
     session.run("pytest", str(tests_dir), *session.posargs, env={"BURN_DEVICE": backend})
 

@@ -34,9 +34,10 @@ LAYERS: dict[str, set[str]] = {
     "burn-record": {CORE},
     "burn-train": {CORE, "burn-nn", "burn-record"},
     "burn-import": {CORE, "burn-nn", "burn-record"},
+    "burn-remote": {CORE},
     "burn-py": {
         CORE, "burn-ndarray", "burn-cuda", "burn-autodiff", "burn-fusion", "burn-router",
-        "burn-nn", "burn-record", "burn-train", "burn-import", "burn-py",
+        "burn-nn", "burn-record", "burn-train", "burn-import", "burn-remote", "burn-py",
     },
 }  # fmt: skip
 

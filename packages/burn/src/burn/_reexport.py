@@ -24,6 +24,7 @@ BACKEND_PROVIDERS: dict[str, tuple[str, str]] = {
     "Autodiff": ("burn_autodiff", "autodiff"),
     "Fusion": ("burn_fusion", "fusion"),
     "Router": ("burn_router", "router"),
+    "Remote": ("burn_remote", "remote"),
 }
 """The backends of ``burn.backend``: name -> (module providing it, extra of the meta-package installing
 that module)."""

@@ -1,5 +1,5 @@
-"""Backends and backend decorators (``NdArray``, ``Cuda``, ``Autodiff``, ``Fusion``, ``Router``), the
-backend interfaces and the device functions.
+"""Backends and backend decorators (``NdArray``, ``Cuda``, ``Autodiff``, ``Fusion``, ``Router``,
+``Remote``), the backend interfaces and the device functions.
 
 Each backend is imported from its own package on first use; a missing package raises
 ``ModuleNotFoundError`` naming the extra that installs it, e.g. ``pip install 'burn-py[cuda]'``.
@@ -25,6 +25,7 @@ __all__ = [
     "Fusion",  # noqa: F822
     "NdArray",  # noqa: F822
     "Router",  # noqa: F822
+    "Remote",  # noqa: F822
     "Backend",
     "AutodiffBackend",
     "Device",
