@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from burn_remote import Remote
 from burn_remote.testing import LoopbackServer
 

@@ -8,13 +8,13 @@ import threading
 import msgpack
 import numpy as np
 import pytest
-from burn_remote import Remote, RemoteOpError, Server
-from burn_remote._connection import Session
-from burn_remote.testing import LoopbackServer
 
 from burn_autodiff import Autodiff
 from burn_backend import ConvOptions, Tensor, TensorData, activation
 from burn_ndarray import NdArray
+from burn_remote import Remote, RemoteOpError, Server
+from burn_remote._connection import Session
+from burn_remote.testing import LoopbackServer
 from burn_router import Router
 
 
@@ -70,13 +70,32 @@ def test_ops_stream_without_waiting(remote: Remote) -> None:
 
 
 def test_tensors_travel_as_raw_bytes() -> None:
-    from burn_remote._connection import _DEFAULT
-    from burn_remote._wire import pack
+    from burn_remote._connection import RemoteTensor
+    from burn_remote._wire import CHUNK_BYTES, make_default, pack, send_bodies
 
+    bodies: list[object] = []
+    default = make_default(RemoteTensor, bodies)
     values = np.arange(1000, dtype=np.float32).reshape(10, 100)
-    frame = pack(["f", [["float_from_data", 1, [TensorData(values), None], False]], [], None], _DEFAULT)
+    frame = pack(["f", [["float_from_data", 1, [TensorData(values), None], False]], [], None], default)
     assert values.tobytes() in frame
     assert len(frame) < values.nbytes + 100
+    assert not bodies
+    # a large tensor: its bytes leave the frame and follow it in chunks
+    large = np.arange(3 * CHUNK_BYTES // 4 + 5, dtype=np.float32)
+    frame = pack(["f", [["float_from_data", 1, [TensorData(large), None], False]], [], None], default)
+    assert len(frame) < 200
+    sent: list[bytes] = []
+    send_bodies(lambda chunk: sent.append(bytes(chunk)), bodies)
+    assert [len(chunk) for chunk in sent] == [CHUNK_BYTES, CHUNK_BYTES, CHUNK_BYTES, 20]
+    assert b"".join(sent) == large.tobytes()
+
+
+def test_large_tensors_round_trip(remote: Remote) -> None:
+    values = np.random.default_rng(5).standard_normal((3, 700_001)).astype(np.float32)  # 8.4 MB
+    device = remote.device(0)
+    tensor = Tensor.from_data(values, device)
+    np.testing.assert_array_equal((tensor * 2.0).to_data().to_numpy(), values * 2.0)
+    np.testing.assert_array_equal(tensor.to_data().to_numpy(), values)
 
 
 def test_freed_tensors_are_freed_on_the_server() -> None:

@@ -11,15 +11,15 @@ from pathlib import Path
 import msgpack
 import numpy as np
 import pytest
-from burn_remote import Remote, RemoteConnectionError, Server
-from burn_remote._protocol import PROTOCOL_VERSION
-from burn_remote.testing import LoopbackServer
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from burn_autodiff import Autodiff
 from burn_backend import Tensor
 from burn_ndarray import NdArray
+from burn_remote import Remote, RemoteConnectionError, Server
+from burn_remote._protocol import PROTOCOL_VERSION
+from burn_remote.testing import LoopbackServer
 
 
 def _raw(url: str, token: str | None = None) -> ClientConnection:
@@ -158,6 +158,26 @@ def test_an_oversized_frame_closes_its_session_and_the_server_goes_on() -> None:
         code, reason = _closed_with(ws, frame)
         assert code == 1008
         assert "over the limit" in reason
+        # a tensor whose bytes follow out of band: its size is checked before anything is allocated
+        ws = _raw(small.url)
+        head = msgpack.ExtType(7, msgpack.packb(["f32", [1 << 28], 1 << 30]))
+        frame = msgpack.packb(
+            ["f", [["float_from_data", 1, [[head, None], msgpack.ExtType(3, b"\x00")], False]], [], None]
+        )
+        code, reason = _closed_with(ws, frame)
+        assert code == 1008
+        assert "over the limit" in reason
+        # and its messages may not carry more than it announced
+        ws = _raw(small.url)
+        head = msgpack.ExtType(7, msgpack.packb(["f32", [16], 64]))
+        ws.send(
+            msgpack.packb(
+                ["f", [["float_from_data", 1, [[head, None], msgpack.ExtType(3, b"\x00")], False]], [], None]
+            )
+        )
+        code, reason = _closed_with(ws, b"\x00" * 65)
+        assert code == 1008
+        assert "at most 64 more bytes" in reason
         other = Remote(small.url, timeout=20.0)
         assert Tensor.from_data([1.0], other.device(0)).tolist() == [1.0]
     finally:

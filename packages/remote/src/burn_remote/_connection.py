@@ -12,9 +12,9 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import ClientConnection, connect
 
-from ._errors import RemoteConnectionError, RemoteOpError, remote_op_error
+from ._errors import ProtocolError, RemoteConnectionError, RemoteOpError, remote_op_error
 from ._protocol import PROTOCOL_VERSION
-from ._wire import make_default, pack, unpack
+from ._wire import TensorHead, make_default, pack, receive_bodies, send_bodies, unpack
 
 
 class RemoteTensor:
@@ -58,7 +58,6 @@ class RemoteTensor:
         return f"RemoteTensor(id={self.id}, device={self.device_index}, {what})"
 
 
-_DEFAULT = make_default(RemoteTensor)
 _ANSWER_BYTES = 1 << 20  # a pending frame this large (an upload) is sent at once
 
 
@@ -86,6 +85,8 @@ class Session:
         self._waiting: dict[int, tuple[RemoteTensor, str]] = {}  # results whose shape the server will say
         self._dead: RemoteConnectionError | None = None
         self._failures: dict[int, tuple[str, str]] = {}  # ids whose op failed: error kind, message
+        self._bodies: list[Any] = []  # the bytes of large uploads, sent after their frame
+        self._default = make_default(RemoteTensor, self._bodies)
         try:
             self._ws: ClientConnection = connect(
                 url,
@@ -131,12 +132,14 @@ class Session:
             for id in frees:
                 self._failures.pop(id, None)
         try:
-            frame = pack(["f", ops, frees, request], _DEFAULT)
+            frame = pack(["f", ops, frees, request], self._default)
         except (TypeError, ValueError, OverflowError) as error:
+            self._bodies.clear()
             names = ", ".join(sorted({op[0] for op in ops})) or "a request"
             raise TypeError(f"remote: an argument of {names} cannot travel: {error}") from None
         try:
             self._ws.send(frame)
+            send_bodies(self._ws.send, self._bodies)
         except (ConnectionClosed, OSError) as error:
             raise self._die(f"the connection closed ({_why(error)})") from None
 
@@ -162,19 +165,22 @@ class Session:
 
     def _exchange(self, frame: Any) -> Any:
         try:
-            self._ws.send(pack(frame, _DEFAULT))
+            self._ws.send(pack(frame, self._default))
         except (ConnectionClosed, OSError) as error:
             raise self._die(f"the connection closed ({_why(error)})") from None
         return self._receive()
 
     def _receive(self) -> Any:
+        heads: list[TensorHead] = []
         try:
-            data = self._ws.recv(timeout=self.timeout)
+            reply = unpack(self._ws.recv(timeout=self.timeout), heads)
+            receive_bodies(lambda: self._ws.recv(timeout=self.timeout), heads, 1 << 62)
         except TimeoutError:
             raise self._die(f"no answer within the timeout of {self.timeout} s") from None
         except (ConnectionClosed, OSError) as error:
             raise self._die(f"the connection closed ({_why(error)})") from None
-        reply = unpack(data)
+        except ProtocolError as error:
+            raise self._die(f"the server sent a frame this client does not understand: {error}") from None
         if not isinstance(reply, list) or len(reply) != 4 or reply[0] not in ("ok", "err"):
             raise self._die("the server sent a frame this client does not understand")
         self._take_metas(reply[1])

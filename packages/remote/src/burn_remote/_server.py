@@ -20,12 +20,12 @@ from burn_backend._registry import backend_from_name
 from ._errors import ProtocolError
 from ._protocol import PROTOCOL_VERSION
 from ._session import Limits, ServerSession
-from ._wire import make_default, pack, unpack
+from ._wire import TensorHead, make_default, pack, receive_bodies, send_bodies, unpack
 
 logger = logging.getLogger("burn_remote")
 
 _HELLO_TIMEOUT = 30.0
-_DEFAULT = make_default(type(None))
+_BODY_TIMEOUT = 120.0  # between the chunks of one tensor's bytes
 
 
 def is_loopback(host: str) -> bool:
@@ -161,14 +161,20 @@ class Server:
             ws.close(1013, "too many sessions")
             return
         session = ServerSession(self.backend, self.limits)
+        default = make_default(type(None), session.bodies)
         with self._lock:
             self._sessions.add(session)
         try:
             self._hello(ws)
             while True:
-                answer = session.run(unpack(ws.recv()))
+                heads: list[TensorHead] = []
+                frame = unpack(ws.recv(), heads)
+                room = min(self.limits.tensor_bytes, self.limits.session_bytes - session.held)
+                receive_bodies(lambda: ws.recv(timeout=_BODY_TIMEOUT), heads, room)
+                answer = session.run(frame)
                 if answer is not None:
-                    ws.send(pack(answer, _DEFAULT))
+                    ws.send(pack(answer, default))
+                    send_bodies(ws.send, session.bodies)
         except ProtocolError as error:
             logger.warning("burn_remote: closed the session of %s: %s", peer, error)
             ws.close(1008, str(error)[:120])
@@ -207,7 +213,7 @@ class Server:
             "frame_bytes": self.limits.frame_bytes,
             "tensor_bytes": self.limits.tensor_bytes,
         }
-        ws.send(pack(["ok", [], info, None], _DEFAULT))
+        ws.send(pack(["ok", [], info, None], make_default(type(None))))
 
 
 def serve(

@@ -68,6 +68,7 @@ class ServerSession:
         self.held = 0
         self.max_id = 0
         self.metas: list[list[Any]] = []
+        self.bodies: list[Any] = []  # the bytes of large reads, sent after the answer
         self.error: OpFailed | None = None
         self._devices = [backend.device(i) for i in range(backend.device_count())]
         self._convert: dict[str, Callable[[Any, str], Any]] = {
@@ -165,7 +166,7 @@ class ServerSession:
         except Exception as error:
             raise OpFailed(error_kind(error), f"read: {error}") from None
         data = (floats, ints, bools)
-        return [tensor_fields(data[g][i]) for g, i in order]
+        return [tensor_fields(data[g][i], self.bodies) for g, i in order]
 
     def _backend_call(self, what: Any, args: list[Any]) -> Any:
         if not args:
