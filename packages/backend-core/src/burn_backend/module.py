@@ -87,8 +87,12 @@ IntOrTuple = int | Sequence[int]
 
 # -- checks ------------------------------------------------------------------------------------------
 def _tensor(op: str, name: str, value: object, kind: Kind) -> Tensor:
+    """``value`` checked to be a Tensor of ``kind``; a quantized one as the numbers it stands for (the
+    layers without a quantized kernel run on those: a module's quantized weights work everywhere)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(value).__name__}")
+    if value.is_quantized:
+        return value.dequantize()
     if value.kind is not kind:
         wanted = KIND_NAMES[kind]
         article = "an" if wanted[0] in "AEIOU" else "a"
@@ -577,6 +581,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ``[d_in, d_out]`` and ``bias`` ``[d_out]`` or ``None``."""
     op = "linear"
     x = _tensor(op, "x", x, Kind.FLOAT)
+    if isinstance(weight, Tensor) and weight.is_quantized and not x.device.backend.ad_enabled():
+        return _quantized_linear(op, x, weight, bias)
     weight = _tensor(op, "weight", weight, Kind.FLOAT)
     _same(op, x, "weight", weight)
     _rank(op, "weight", weight, 2, "[d_in, d_out]")
@@ -590,6 +596,28 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     bias_primitive = _bias(op, x, bias, d_out)
     return x._new(x._device.backend.linear(x._primitive, weight._primitive, bias_primitive))
+
+
+def _quantized_linear(op: str, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``linear`` with a quantized weight through ``matmul``, whose ``q_matmul`` has the backend's fast
+    paths. Not on an autodiff backend: its quantized ops run untracked, and ``x`` needs its gradient
+    there, so ``linear`` multiplies by the dequantized weight instead."""
+    x._check_device_of(op, weight)
+    _rank(op, "weight", weight, 2, "[d_in, d_out]")
+    d_in, d_out = weight.dims()
+    if x.rank < 1 or x.dims()[-1] != d_in:
+        raise ValueError(
+            f"{op}: the last dim of x (shape {x.dims()}) must match weight's d_in (shape {weight.dims()}, "
+            "layout [d_in, d_out])"
+        )
+    rows = x.reshape([-1, d_in]) if x.rank != 2 else x
+    out = rows.matmul(weight)
+    if out.dtype is not x.dtype:
+        out = out.cast(x.dtype)
+    if bias is not None:
+        bias_primitive = _bias(op, x, bias, d_out)
+        out = out._new(out._device.backend.float_add(out._primitive, bias_primitive))
+    return out if x.rank == 2 else out.reshape([*x.dims()[:-1], d_out])
 
 
 def _broadcast_operand(op: str, name: str, x: Tensor, tensor: Tensor, full: list[int]) -> Any:

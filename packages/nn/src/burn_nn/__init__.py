@@ -148,6 +148,8 @@ from ._positional import PositionalEncodingConfig as PositionalEncodingConfig
 from ._positional import RotaryEncoding as RotaryEncoding
 from ._positional import RotaryEncodingConfig as RotaryEncodingConfig
 from ._positional import generate_sinusoids as generate_sinusoids
+from ._quantize import Calibration as Calibration
+from ._quantize import Quantizer as Quantizer
 from ._resample import Interpolate1d as Interpolate1d
 from ._resample import Interpolate1dConfig as Interpolate1dConfig
 from ._resample import Interpolate2d as Interpolate2d
@@ -208,6 +210,8 @@ __all__ = [
     # parameter groups and LoRA fine-tuning
     "ParamGroup",
     "ParamGroupError",
+    "Quantizer",
+    "Calibration",
     "LoraConfig",
     "LoraLinear",
     "lora_adapters",

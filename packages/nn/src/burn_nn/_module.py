@@ -7,18 +7,21 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path as _FilePath
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import numpy as np
 
 from burn_backend import AutodiffBackend, Device, DType, Kind, ParamRecord, Recorder, Tensor, TensorData
+from burn_backend.quantization import QuantizedData
 
 from ._module_hints import spelling_error
 from ._param import Param, RunningState
+from ._quantize import load_quantized
 
 if TYPE_CHECKING:
     from ._lora import LoraConfig
     from ._param_groups import ParamGroup
+    from ._quantize import Quantizer
 
 __all__ = [
     "LoadResult",
@@ -399,7 +402,9 @@ class Module:
         per parameter or running state. Records hold no backend or device; constants are not in them."""
         return _record_of(self)  # type: ignore[no-any-return]
 
-    def load_record(self: M, record: Mapping[str, Any], *, strict: bool = True) -> M:
+    def load_record(
+        self: M, record: Mapping[str, Any], *, strict: bool = True, dequantize: bool = False
+    ) -> M:
         """A new module with the parameters and running state of ``record``.
 
         Each entry takes the module's dtype for it (records convert precision) and stays on the module's
@@ -409,6 +414,9 @@ class Module:
             record: as made by ``into_record`` (possibly by another backend or process).
             strict: whether missing and unexpected entries are errors (mis-shaped ones always are);
                 when not strict, missing entries keep the module's values.
+            dequantize: whether a quantized entry may load into a float parameter as the numbers it
+                stands for (by default that is an error: quantize_weights the module first to keep it
+                quantized).
 
         Raises:
             RecordError: naming every missing, unexpected, mis-shaped or wrong-kind entry, and every entry
@@ -417,7 +425,7 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         mismatched: list[str] = []
-        loaded = _load(self, record, (), missing, unexpected, mismatched)
+        loaded = _load(self, record, (), missing, unexpected, mismatched, dequantize)
         if mismatched or (strict and (missing or unexpected)):
             raise RecordError(missing, unexpected if strict else [], mismatched)
         return loaded  # type: ignore[no-any-return]
@@ -469,6 +477,7 @@ class Module:
         device: Device | None = None,
         *,
         strict: bool = True,
+        dequantize: bool = False,
     ) -> M:
         """A new module with the parameters and running state saved at ``path`` by ``save_file`` (or any
         record ``recorder`` reads there), as Burn's ``load_file``.
@@ -477,7 +486,7 @@ class Module:
             path: the path given to ``save_file``.
             recorder: the same kind of recorder that saved the file.
             device: where the loaded module lives; by default, where this module does.
-            strict: as for ``load_record``.
+            strict, dequantize: as for ``load_record``.
 
         Raises:
             RecordError: the record does not fit the module (see ``load_record``); nothing is changed.
@@ -489,7 +498,7 @@ class Module:
         """
         record = recorder.load(path)
         module = self if device is None else self.to_device(device)
-        return module.load_record(record, strict=strict)
+        return module.load_record(record, strict=strict, dequantize=dequantize)
 
     def load_file_partial(
         self: M, path: str | os.PathLike[str], recorder: Recorder, device: Device | None = None
@@ -576,6 +585,20 @@ class Module:
 
         return merge_lora(self)
 
+    # -- quantization (burn_nn._quantize) ------------------------------------------------------------
+    def quantize_weights(self: M, quantizer: Quantizer) -> M:
+        """The module with every float parameter quantized by ``quantizer``, as Burn's
+        ``quantize_weights``: linear layers then multiply by the quantized weight, the other layers by
+        the numbers it stands for; quantized parameters get no gradient, and records store them
+        quantized (``load_record`` takes them back into a quantized module).
+
+        Example:
+            >>> model = model.quantize_weights(Quantizer(Calibration.MinMax, QuantScheme()))  # doctest: +SKIP
+        """
+        from ._quantize import quantize_weights
+
+        return quantize_weights(self, quantizer)
+
     # -- display -----------------------------------------------------------------------------------
     def __repr__(self) -> str:
         return _describe(self, "")
@@ -610,14 +633,16 @@ def _load(
     missing: list[str],
     unexpected: list[str],
     mismatched: list[str],
+    dequantize: bool = False,
 ) -> Any:
     where = ".".join(path) or "<root>"
     if not _is_structural(value, tensors=False):
         return value  # a constant (tensor or not) inside a list or dict
     if _is_leaf(value):
+        data: TensorData | QuantizedData
         if isinstance(record, ParamRecord):
             data, param_id = record.value, record.id
-        elif isinstance(record, TensorData):
+        elif isinstance(record, (TensorData, QuantizedData)):
             data, param_id = record, value.id
         else:
             mismatched.append(f"{where}: expected a ParamRecord or TensorData, got {type(record).__name__}")
@@ -625,6 +650,17 @@ def _load(
         if tuple(data.shape) != tuple(value.shape):
             mismatched.append(f"{where}: record shape {list(data.shape)}, module shape {list(value.shape)}")
             return value
+        held = value.quant_scheme if isinstance(value, Param) else value.value().quant_scheme
+        if isinstance(data, QuantizedData) or held is not None:
+            found = load_quantized(value, data, dequantize)
+            if isinstance(found, str):
+                mismatched.append(f"{where}: {found}")
+                return value
+            if isinstance(found, Tensor):
+                if isinstance(value, RunningState):
+                    return RunningState(found, id=param_id)
+                return Param.initialized(found, id=param_id, require_grad=False)
+            data = cast(TensorData, found)
         dtype = value.dtype if isinstance(value, Param) else value.value().dtype
         if data.kind is not dtype.kind:
             mismatched.append(f"{where}: record holds {data.dtype}, module holds {dtype}")
@@ -645,7 +681,11 @@ def _load(
         items = []
         for index, item in enumerate(value):
             if index < len(record):
-                items.append(_load(item, record[index], (*path, str(index)), missing, unexpected, mismatched))
+                items.append(
+                    _load(
+                        item, record[index], (*path, str(index)), missing, unexpected, mismatched, dequantize
+                    )
+                )
             else:
                 missing.extend(".".join(p) for p, _ in _leaves(item, (*path, str(index)), tensors=False))
                 items.append(item)
@@ -659,7 +699,9 @@ def _load(
     loaded: dict[str, Any] = {}
     for name, item in fields.items():
         if name in record:
-            loaded[name] = _load(item, record[name], (*path, name), missing, unexpected, mismatched)
+            loaded[name] = _load(
+                item, record[name], (*path, name), missing, unexpected, mismatched, dequantize
+            )
         else:
             missing.extend(".".join(p) for p, _ in _leaves(item, (*path, name), tensors=False))
     unexpected.extend(".".join((*path, str(key))) for key in record if str(key) not in fields)

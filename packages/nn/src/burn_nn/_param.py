@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from burn_backend import AutodiffBackend, Device, DType, Kind, ParamId, Shape, Tensor
+from burn_backend.quantization import QuantScheme
 
 __all__ = ["Param", "RunningState"]
 
@@ -83,9 +84,9 @@ class Param:
         if not isinstance(tensor, Tensor):
             raise TypeError(f"Param.initialized: expected a Tensor, got {type(tensor).__name__}")
         tensor = _as_leaf(tensor, require_grad)
-        return cls(
-            _Lazy(None, tensor), tensor.shape, tensor.device, tensor.dtype, id or ParamId(), require_grad
-        )
+        # a quantized parameter's dtype is the float dtype its values stand for (see ``quant_scheme``)
+        dtype = tensor.device.backend.float_dtype if tensor.is_quantized else tensor.dtype
+        return cls(_Lazy(None, tensor), tensor.shape, tensor.device, dtype, id or ParamId(), require_grad)
 
     @classmethod
     def lazy(
@@ -129,6 +130,11 @@ class Param:
     def dtype(self) -> DType:
         """The parameter's dtype (known without initializing it)."""
         return self._dtype
+
+    @property
+    def quant_scheme(self) -> QuantScheme | None:
+        """The ``QuantScheme`` of a quantized parameter (``Module.quantize_weights``), else ``None``."""
+        return self._cell.get().quant_scheme if self._cell.ready else None
 
     @property
     def kind(self) -> Kind:
@@ -192,7 +198,8 @@ class Param:
 
     def __repr__(self) -> str:
         lazy = "" if self._cell.ready else ", lazy"
-        return f"Param(shape={list(self._shape)}, {self._dtype}{lazy}, id={self.id})"
+        dtype = self.quant_scheme or self._dtype
+        return f"Param(shape={list(self._shape)}, {dtype}{lazy}, id={self.id})"
 
 
 class RunningState:

@@ -24,6 +24,7 @@ import numpy as np
 
 from burn_backend import DType, Kind, ParamId, ParamRecord, TensorData
 
+from . import _quantized
 from ._errors import PrecisionError, RecordFileError, RecordLimits
 from ._format import FORMAT_VERSION
 from ._precision import PrecisionSettings, convert_checked, settings_named
@@ -50,7 +51,8 @@ def _float(value: float) -> Any:
 
 
 def _tensor_json(tensor: SavedTensor, settings: PrecisionSettings) -> dict[str, Any]:
-    dtype = settings.stored_dtype(DType.of(tensor.array.dtype))
+    dtype = DType.of(tensor.array.dtype)
+    dtype = dtype if tensor.exact else settings.stored_dtype(dtype)
     array = convert_checked(tensor.array, dtype, f"save: entry {join(tensor.path)!r}")
     values = array.reshape(-1).tolist()
     if dtype.kind is Kind.FLOAT and not np.isfinite(array).all():
@@ -234,6 +236,7 @@ def decode_json(
     if zlib.crc32(canonical) != document["crc32"]:
         raise RecordFileError("the record's checksum does not match: the file was changed or damaged", source)
     count = 0
+    exact: set[tuple[str, ...]] = set()  # the tensors of quantized entries: kept in their own dtype
 
     def decode(value: Any, path: tuple[str, ...]) -> Any:
         nonlocal count
@@ -254,6 +257,8 @@ def decode_json(
             if tag in ("$tensor", "$param"):
                 loaded = _tensor(body, tag == "$param", path, limits, source)
                 data = loaded.value if isinstance(loaded, ParamRecord) else loaded
+                if path in exact:
+                    return loaded
                 try:
                     converted = convert_checked(
                         data.to_numpy(), settings.stored_dtype(data.dtype), f"entry {join(path)!r}"
@@ -271,11 +276,18 @@ def decode_json(
                     pass
             raise RecordFileError(f"entry {join(path)!r}: a {tag} value that is not valid", source)
         out = {}
+        if _quantized.MARKER in value:
+            exact.update({(*path, "values"), (*path, "scales")})
         for key, item in value.items():
             if key.startswith("$") and not key.startswith("$$"):
                 raise RecordFileError(f"entry {join(path)!r}: the key {key!r:.40} is reserved", source)
             name = key[1:] if key.startswith("$") else key
             out[name] = decode(item, (*path, name))
+        if _quantized.is_node(out):
+            try:
+                return _quantized.from_node(out, join(path))
+            except RecordFileError as error:
+                raise RecordFileError(error.reason, source) from None
         return out
 
     if not isinstance(body, dict):

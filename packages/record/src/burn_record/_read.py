@@ -385,7 +385,10 @@ def _load(
                 f"entry {join(path)!r}: a bool tensor holds bytes other than 0 and 1", source
             )
         try:
-            array = convert_checked(array, settings.stored_dtype(descriptor.dtype), f"entry {join(path)!r}")
+            if not descriptor.exact:
+                array = convert_checked(
+                    array, settings.stored_dtype(descriptor.dtype), f"entry {join(path)!r}"
+                )
         except PrecisionError as error:
             raise RecordFileError(f"{error} of {settings!r}", source) from None
         loaded.append(TensorData.from_numpy(array, copy=False))

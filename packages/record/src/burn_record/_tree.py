@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from burn_backend import DType, ParamId, ParamRecord, Tensor, TensorData
+from burn_backend.quantization import QuantizedData
 
+from . import _quantized
 from ._errors import RecordFileError, RecordLimits
 
 __all__ = [
@@ -45,6 +47,8 @@ class SavedTensor:
     path: tuple[str, ...]
     array: np.ndarray[Any, Any]
     param_id: ParamId | None
+    exact: bool = False
+    """Stored in its own dtype whatever the precision settings (a quantized tensor's values and scales)."""
 
 
 @dataclass
@@ -72,6 +76,8 @@ class TensorDescriptor:
     size: int
     crc32: int
     param_id: int | None
+    exact: bool = False
+    """Part of a quantized entry: loaded in its own dtype whatever the precision settings."""
 
 
 @dataclass
@@ -131,6 +137,13 @@ def _walk(value: Any, path: tuple[str, ...], tensors: list[SavedTensor], max_dep
             f"save: entry {join(path[:8])}... is nested deeper than {max_depth} levels "
             "(a dict or list that contains itself?)"
         )
+    quantized = _quantized_of(value)
+    if quantized is not None:
+        node = _quantized.to_node(quantized, value.id if isinstance(value, ParamRecord) else None)
+        skeleton = _walk(node, path, tensors, max_depth)
+        for tensor in tensors[-2:]:
+            tensor.exact = True
+        return skeleton
     if isinstance(value, ParamRecord):
         tensors.append(SavedTensor(path, _array_of(value.value, path), value.id))
         return TensorSlot(len(tensors) - 1)
@@ -156,6 +169,16 @@ def _walk(value: Any, path: tuple[str, ...], tensors: list[SavedTensor], max_dep
             value.item() if not isinstance(value, np.floating) else float(value), path, tensors, max_depth
         )
     raise _unsupported(value, path)
+
+
+def _quantized_of(value: Any) -> QuantizedData | None:
+    """The quantized data a record entry holds (a ``QuantizedData``, in a ``ParamRecord`` or not, or a
+    quantized ``Tensor``), else ``None``."""
+    if isinstance(value, ParamRecord):
+        value = value.value
+    if isinstance(value, Tensor) and value.is_quantized:
+        return value.quantized_data()
+    return value if isinstance(value, QuantizedData) else None
 
 
 def _plain(value: bool | int | float | str | bytes) -> Any:
@@ -208,6 +231,10 @@ def rebuild(
         elif kind is InvalidEntry:
             raise RecordFileError(f"entry {join(path)!r}: {value.reason}", source)
         elif kind is dict:
+            if _quantized.MARKER in value:
+                for key in ("values", "scales"):
+                    if type(value.get(key)) is TensorDescriptor:
+                        value[key].exact = True
             for key, item in value.items():
                 if type(key) is not str:
                     raise RecordFileError(f"entry {join(path)!r} has a {type(key).__name__} key", source)
@@ -223,20 +250,24 @@ def rebuild(
     check(skeleton, ())
 
     def build(loaded: list[TensorData]) -> dict[str, Any]:
-        return _fill(skeleton, iter(loaded))  # type: ignore[no-any-return]
+        try:
+            return _fill(skeleton, iter(loaded), ())  # type: ignore[no-any-return]
+        except RecordFileError as error:
+            raise RecordFileError(error.reason, source) from None
 
     return build
 
 
-def _fill(value: Any, loaded: Iterator[TensorData]) -> Any:
+def _fill(value: Any, loaded: Iterator[TensorData], path: tuple[str, ...]) -> Any:
     """``value`` (a checked skeleton) with its descriptors replaced by the next ``loaded`` tensors, in tree
     order. A module function, not a closure: a recursive closure refers to itself, and that cycle would
     keep every loaded tensor alive until Python's cycle collector ran."""
     kind = type(value)
     if kind is dict:
-        return {key: _fill(item, loaded) for key, item in value.items()}
+        filled = {key: _fill(item, loaded, (*path, key)) for key, item in value.items()}
+        return _quantized.from_node(filled, join(path)) if _quantized.is_node(filled) else filled
     if kind is list:
-        return [_fill(item, loaded) for item in value]
+        return [_fill(item, loaded, (*path, str(index))) for index, item in enumerate(value)]
     if kind is TensorDescriptor:
         data = next(loaded)
         return data if value.param_id is None else ParamRecord(ParamId(value.param_id), data)

@@ -139,7 +139,10 @@ def write_binary(
     shuffle = SHUFFLE_BLOCK if fmt.compressed else 0
     prelude = encode_header(fmt, settings, shuffle, chunk)
     base = 0 if fmt.compressed else len(prelude)
-    stored = [settings.stored_dtype(DType.of(t.array.dtype)) for t in tensors]
+    stored = [
+        DType.of(t.array.dtype) if t.exact else settings.stored_dtype(DType.of(t.array.dtype))
+        for t in tensors
+    ]
     frames = []
     position = 0
     for tensor, dtype in zip(tensors, stored):
