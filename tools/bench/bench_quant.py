@@ -46,10 +46,6 @@ def main() -> None:
         transformer_rows(args.quick)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def transformer_rows(quick: bool) -> None:
     """Issue 41's module rows: a 6-layer transformer (d 512; ``--quick``: 2 layers, d 128) with random
     weights and a random embedding and head, quantized to int8 and to 4-bit blocks of 32 (packed): record
@@ -119,3 +115,7 @@ def _timed(function: object, repeat: int = 3) -> float:
         function()  # type: ignore[operator]
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+if __name__ == "__main__":
+    main()
