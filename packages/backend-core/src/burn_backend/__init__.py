@@ -40,6 +40,8 @@ from ._gradient_watch import watch_gradients as watch_gradients
 from ._ops._attention import AttentionBackward as AttentionBackward
 from ._ops._norm import BatchNormTraining as BatchNormTraining
 from ._ops._norm import NormBackward as NormBackward
+from ._ops._rnn import RnnBackward as RnnBackward
+from ._ops._rnn import RnnForward as RnnForward
 from ._ops.activation import ActivationOps as ActivationOps
 from ._ops.bool import BoolTensorOps as BoolTensorOps
 from ._ops.distributed import DistributedOps as DistributedOps
@@ -122,6 +124,8 @@ __all__ = [
     "AttentionBackward",
     "NormBackward",
     "BatchNormTraining",
+    "RnnBackward",
+    "RnnForward",
     "GridSampleOptions",
     # settings of optimizer ops
     "AdamOptions",

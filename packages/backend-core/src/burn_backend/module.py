@@ -31,6 +31,8 @@ from ._module_norm import batch_norm as batch_norm
 from ._module_norm import batch_norm_training as batch_norm_training
 from ._module_norm import group_norm as group_norm
 from ._module_norm import rms_norm as rms_norm
+from ._module_rnn import gru as gru
+from ._module_rnn import lstm as lstm
 from ._options import (
     AttentionOptions,
     ConvOptions,
@@ -70,6 +72,8 @@ __all__ = [
     "linear",
     "attention",
     "layer_norm",
+    "lstm",
+    "gru",
     "rms_norm",
     "group_norm",
     "batch_norm",

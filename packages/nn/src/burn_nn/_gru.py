@@ -108,6 +108,12 @@ class Gru(Module):
     def _run(self, batched: Tensor, state: Tensor | None, reverse: bool, op: str) -> tuple[Tensor, Tensor]:
         """The recurrence over ``batched`` (``[batch, seq, d_input]``): outputs and final hidden."""
         hidden = _initial_state(op, "state", state, batched, self.d_hidden)
+        if self.reset_after and self.clip is None:
+            # PyTorch's cell: the backend's op, one kernel through time where the backend has one
+            ordered = [self.reset_gate, self.update_gate, self.new_gate]
+            weight_ih, bias_ih = _stacked([gate.input_transform for gate in ordered])
+            weight_hh, bias_hh = _stacked([gate.hidden_transform for gate in ordered])
+            return F.gru(batched, hidden, weight_ih, weight_hh, bias_ih, bias_hh, reverse)
         gates = [self.update_gate, self.reset_gate, self.new_gate]
         projected = _input_projection(batched, gates)
         size = self.d_hidden

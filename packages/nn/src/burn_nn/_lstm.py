@@ -187,6 +187,15 @@ class Lstm(Module):
         hidden = _initial_state(
             op, "state.hidden", None if state is None else state.hidden, batched, self.d_hidden
         )
+        if self.forget_gate is not None and self.clip is None:
+            # PyTorch's cell: the backend's op, one kernel through time where the backend has one
+            ordered = [self.input_gate, self.forget_gate, self.cell_gate, self.output_gate]
+            weight_ih, bias_ih = _stacked([gate.input_transform for gate in ordered])
+            weight_hh, bias_hh = _stacked([gate.hidden_transform for gate in ordered])
+            output, hidden, cell = F.lstm(
+                batched, hidden, cell, weight_ih, weight_hh, bias_ih, bias_hh, reverse
+            )
+            return output, LstmState(cell, hidden)
         gates = self._gates()
         weight_hidden, bias_hidden = _stacked([gate.hidden_transform for gate in gates])
         projected = _input_projection(batched, gates)

@@ -21,11 +21,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from burn_backend import Backend, BatchNormTraining, DType, FloatTensorOps, TensorData
+from burn_backend import Backend, BatchNormTraining, DType, FloatTensorOps, RnnForward, TensorData
 
 from .._graph import AutodiffTensor, OpSpec
 from ._common import LOW_PRECISION, Recorder
 from ._norm import ATTENTION, BATCH_NORM, NORMS
+from ._rnn import RNNS
 
 if TYPE_CHECKING:
     from burn_backend import (
@@ -510,6 +511,45 @@ class ModuleOps(Recorder):
             T(mean),
             T(invstd),
         )
+
+    # -- recurrent layers (specs in _rnn) --------------------------------------------------------------
+    def _recurrent(
+        self,
+        name: str,
+        x: T,
+        states: tuple[T, ...],
+        weights: tuple[T, T],
+        biases: tuple[T | None, T | None],
+        reverse: bool,
+    ) -> RnnForward:
+        """``name`` (``lstm`` or ``gru``) on the inner kernel: the states are recorded, their gradients
+        one ``{name}_backward`` call reading the saved workspace; the workspace is a constant."""
+        primitives = (x.primitive, *(s.primitive for s in states), *(w.primitive for w in weights))
+        outputs, workspace = getattr(self._inner, name)(*primitives, *map(_primitive, biases), reverse)
+        inputs = tuple(t for t in (x, *states, *weights, *biases) if t is not None)
+        spec = RNNS[name, biases[0] is not None, biases[1] is not None]
+        tracked = self.track(spec, inputs, outputs, (reverse, workspace))
+        return RnnForward(tracked, T(workspace))
+
+    def lstm(
+        self,
+        x: T,
+        h0: T,
+        c0: T,
+        weight_ih: T,
+        weight_hh: T,
+        bias_ih: T | None,
+        bias_hh: T | None,
+        reverse: bool,
+    ) -> RnnForward:
+        """``lstm`` on the inner kernel; gradients by ``lstm_backward``."""
+        return self._recurrent("lstm", x, (h0, c0), (weight_ih, weight_hh), (bias_ih, bias_hh), reverse)
+
+    def gru(
+        self, x: T, h0: T, weight_ih: T, weight_hh: T, bias_ih: T | None, bias_hh: T | None, reverse: bool
+    ) -> RnnForward:
+        """``gru`` on the inner kernel; gradients by ``gru_backward``."""
+        return self._recurrent("gru", x, (h0,), (weight_ih, weight_hh), (bias_ih, bias_hh), reverse)
 
     # -- FFT --------------------------------------------------------------------------------------
     def rfft(self, signal: T, dim: int) -> tuple[T, T]:

@@ -8,7 +8,8 @@ transposed convolutions ``[in, out / groups, *kernel]``, as in Burn and PyTorch.
 The defaults lower convolutions to im2col plus one batched matrix product (a loop over kernel offsets
 gathers the windows), transposed convolutions to a convolution of the zero-interleaved input with the
 flipped kernel (``_conv``). Attention and the normalizations, forward and backward, are written over
-float ops in ``_attention`` and ``_norm`` (bound here). Pooling, folding, interpolation, the real FFT,
+float ops in ``_attention`` and ``_norm``, the LSTM and GRU layers in ``_rnn`` (bound here). Pooling,
+folding, interpolation, the real FFT,
 deformable convolution and CTC loss are written once, in ``burn_backend.array``: their defaults run
 that code over NumPy on the host (``_host``). Defaults that compute floats take f16 and bf16 inputs to f32 and round the result
 once (``in_f32``).
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._dtype import DType
-from . import _attention, _norm
+from . import _attention, _norm, _rnn
 from ._conv import (
     _bias_grad,
     _conv_forward,
@@ -324,6 +325,12 @@ class ModuleOps:
     batch_norm = _norm.batch_norm
     batch_norm_training = _norm.batch_norm_training
     batch_norm_backward = _norm.batch_norm_backward
+
+    # -- recurrent layers (written in _rnn) -----------------------------------------------------------
+    lstm = _rnn.lstm
+    lstm_backward = _rnn.lstm_backward
+    gru = _rnn.gru
+    gru_backward = _rnn.gru_backward
 
     # -- FFT and folding ----------------------------------------------------------------------------
     def rfft(self, signal: P, dim: int) -> tuple[P, P]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from burn_backend.array import ArrayModuleOps
 
-from . import _conv
+from . import _conv, _rnn
 
 Array = Any
 Sizes = Any
@@ -52,3 +52,25 @@ class ModuleOps(ArrayModuleOps):
         return sums.reshape(x.shape).astype(output_grad.dtype)
 
     max_pool1d_with_indices_backward = max_pool2d_with_indices_backward = _max_pool_backward
+
+    # LSTM and GRU: the recurrence in a numba kernel per direction (``_rnn``) instead of a few ops per
+    # step dispatched from Python; dtypes other than f32 and f64 take the composed default
+    def lstm(self, x: Array, h0: Array, c0: Array, *rest: Any) -> Any:
+        if _rnn.supported(x, h0, c0, *rest[:4]):
+            return _rnn.lstm(x, h0, c0, *rest)
+        return super().lstm(x, h0, c0, *rest)
+
+    def lstm_backward(self, x: Array, h0: Array, c0: Array, *rest: Any) -> Any:
+        if _rnn.supported(x, h0, c0, *rest[:4]):
+            return _rnn.lstm_backward(x, h0, c0, *rest)
+        return super().lstm_backward(x, h0, c0, *rest)
+
+    def gru(self, x: Array, h0: Array, *rest: Any) -> Any:
+        if _rnn.supported(x, h0, *rest[:4]):
+            return _rnn.gru(x, h0, *rest)
+        return super().gru(x, h0, *rest)
+
+    def gru_backward(self, x: Array, h0: Array, *rest: Any) -> Any:
+        if _rnn.supported(x, h0, *rest[:4]):
+            return _rnn.gru_backward(x, h0, *rest)
+        return super().gru_backward(x, h0, *rest)
