@@ -9,10 +9,9 @@ The defaults lower convolutions to im2col plus one batched matrix product (a loo
 gathers the windows), transposed convolutions to a convolution of the zero-interleaved input with the
 flipped kernel (``_conv``). Attention and the normalizations, forward and backward, are written over
 float ops in ``_attention`` and ``_norm``, the LSTM and GRU layers in ``_rnn`` (bound here). Pooling,
-folding, interpolation, the real FFT,
-deformable convolution and CTC loss are written once, in ``burn_backend.array``: their defaults run
-that code over NumPy on the host (``_host``). Defaults that compute floats take f16 and bf16 inputs to f32 and round the result
-once (``in_f32``).
+folding, interpolation, the real FFT, deformable convolution and CTC loss are written once, in
+``burn_backend.array``: their defaults run that code over NumPy on the host (``_host``). Defaults that
+compute floats take f16 and bf16 inputs to f32 and round the result once (``in_f32``).
 
 The shape helpers (output sizes, pooling divisors, interpolation taps, in ``_sizes``) are shared with
 ``burn_backend.kit`` and with backends, so every implementation agrees on them.
