@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from burn_backend import Device, Tensor, default_device
+from burn_backend import Device, DType, Kind, Tensor, default_device
 from burn_nn import Module, Param, RunningState
 
 from ._errors import OnnxImportError
@@ -213,14 +213,14 @@ def _source(graph: Graph, class_name: str, stem: str) -> tuple[str, _Weights]:
         param_lines.append(
             f"            {_string(field)}: _zeros({list(array.shape)}, {_string(_dtype(array))}, device),"
         )
-        var[onnx_name] = f"self.weights[{_string(field)}].val()"
+        var[onnx_name] = f"self.weights[{_string(field)}].val()" + _restore(array)
     for onnx_name, array in graph.constants.items():
         if array.size > _INLINE_LIMIT:
             field = _field(onnx_name, buffer_fields)
             buffers[field] = RunningState(to_tensor(array, device))
             shape, dtype = list(array.shape), _string(_dtype(array))
             buffer_lines.append(f"            {_string(field)}: _state({shape}, {dtype}, device),")
-            var[onnx_name] = f"self.buffers[{_string(field)}].value()"
+            var[onnx_name] = f"self.buffers[{_string(field)}].value()" + _restore(array)
         else:
             ident = _identifier(onnx_name, taken, "c_")
             const_lines.append(f"        self.{ident} = {_literal(array)}")
@@ -326,9 +326,16 @@ def _dict_lines(head: str, entries: list[str]) -> list[str]:
     return [head + "{}"] if not entries else [head + "{", *entries, "        }"]
 
 
-def _dtype(array: np.ndarray[Any, Any]) -> str:
-    from burn_backend import DType
+def _restore(array: np.ndarray[Any, Any]) -> str:
+    """The cast that gives a weight back its dtype where the record converts it (full precision
+    stores floats as f32 and signed ints as i32, which load as the backend's defaults): the int8
+    weights of a quantized model, f64 or f16 initializers."""
+    dtype = DType.of(array.dtype)
+    kept = dtype == DType.F32 or dtype.kind is Kind.BOOL or (dtype.kind is Kind.INT and not dtype.is_signed)
+    return "" if kept else f".cast({_string(dtype.value)})"
 
+
+def _dtype(array: np.ndarray[Any, Any]) -> str:
     return DType.of(array.dtype).value
 
 

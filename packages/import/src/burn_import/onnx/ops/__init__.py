@@ -12,6 +12,7 @@ from . import _index as _index
 from . import _linalg as _linalg
 from . import _norm as _norm
 from . import _pool as _pool
+from . import _quant as _quant
 from . import _reduce as _reduce
 from . import _resize as _resize
 from . import _rnn as _rnn

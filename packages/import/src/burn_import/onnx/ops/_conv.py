@@ -1,11 +1,9 @@
-"""Convolutions: ``Conv``, ``ConvTranspose``, ``ConvInteger``, ``QLinearConv``, ``DeformConv`` and
-``Col2Im``, with ONNX's padding rules (explicit, possibly asymmetric, or ``auto_pad``)."""
+"""Convolutions: ``Conv``, ``ConvTranspose``, ``DeformConv`` and ``Col2Im`` (the quantized ones are in
+``_quant``), with ONNX's padding rules (explicit, possibly asymmetric, or ``auto_pad``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
 
 from burn_backend import ConvOptions, ConvTransposeOptions, DeformConvOptions, Tensor, UnfoldOptions
 from burn_backend import module as F
@@ -14,7 +12,7 @@ from .._ir import Node
 from ._registry import Context, Value, register
 from ._util import pad_constant
 
-__all__ = ["auto_pads", "check_auto_pad", "spatial_pads"]
+__all__ = ["auto_pads", "check_auto_pad", "conv", "spatial_pads"]
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _CONV_T = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
@@ -125,43 +123,6 @@ def conv_transpose(ctx: Context, x: Value, w: Value, b: Value = None) -> Tensor:
     if b is not None:
         out = out.add(ctx.tensor(b).reshape([1, -1] + [1] * n))
     return out
-
-
-def _as_float(ctx: Context, value: Value, zero: Value) -> Tensor:
-    t = ctx.tensor(value).float("f64")
-    if zero is not None:
-        zp = ctx.tensor(zero).float("f64")
-        if zp.rank == 1 and zp.dims()[0] > 1:
-            zp = zp.reshape([-1] + [1] * (t.rank - 1))
-        t = t.sub(zp)
-    return t
-
-
-@register("ConvInteger", attrs=_CONV_ATTRS, check=check_auto_pad)
-def conv_integer(ctx: Context, x: Value, w: Value, x_zero: Value = None, w_zero: Value = None) -> Tensor:
-    t = _as_float(ctx, x, x_zero)
-    weight = _as_float(ctx, w, w_zero)
-    return conv(ctx, t, weight, None).round().int("i32")
-
-
-@register("QLinearConv", attrs=_CONV_ATTRS, check=check_auto_pad)
-def qlinear_conv(
-    ctx: Context, x: Value, x_scale: Value, x_zero: Value, w: Value, w_scale: Value, w_zero: Value,
-    y_scale: Value, y_zero: Value, b: Value = None,
-) -> Tensor:  # fmt: skip
-    t = _as_float(ctx, x, x_zero).mul(ctx.tensor(x_scale).float("f64"))
-    ws = ctx.tensor(w_scale).float("f64")
-    weight = _as_float(ctx, w, w_zero)
-    weight = weight.mul(ws.reshape([-1] + [1] * (weight.rank - 1)) if ws.num_elements() > 1 else ws)
-    bias = None
-    if b is not None:
-        scale = ctx.tensor(x_scale).float("f64").mul(ws).reshape([-1])
-        bias = ctx.tensor(b).float("f64").mul(scale)
-    out = conv(ctx, t, weight, bias)
-    zp = ctx.tensor(y_zero)
-    q = out.div(ctx.tensor(y_scale).float("f64")).round().add(zp.float("f64"))
-    info = np.iinfo(zp.dtype.numpy)
-    return q.clamp(float(info.min), float(info.max)).int(zp.dtype)
 
 
 @register("DeformConv", attrs=(*_CONV_ATTRS, "offset_group"))

@@ -1,9 +1,8 @@
-"""Matrix products: ``MatMul``, ``Gemm``, ``Einsum`` and the integer and quantized products."""
+"""Matrix products: ``MatMul``, ``Gemm`` and ``Einsum`` (the integer and quantized ones are in ``_quant``)."""
 
 from __future__ import annotations
 
 import string
-from typing import Any
 
 import numpy as np
 
@@ -129,59 +128,3 @@ def einsum(ctx: Context, *operands: Value) -> Tensor:
     for k in range(len(order) - 1, len(out) - 1, -1):
         result = result.sum_dim(k)
     return result.reshape(result.dims()[: len(out)])
-
-
-# -- integer and quantized products ---------------------------------------------------------------
-def _zero_point(ctx: Context, value: Value, like: Tensor, axis_dim: int | None) -> Tensor | None:
-    if value is None:
-        return None
-    zp = ctx.tensor(value).float("f64")
-    if zp.rank == 1 and zp.dims()[0] > 1 and axis_dim is not None:
-        shape = [1] * like.rank
-        shape[axis_dim] = zp.dims()[0]
-        zp = zp.reshape(shape)
-    return zp
-
-
-@register("MatMulInteger")
-def matmul_integer(ctx: Context, a: Value, b: Value, a_zero: Value = None, b_zero: Value = None) -> Tensor:
-    x, y = ctx.tensor(a).float("f64"), ctx.tensor(b).float("f64")
-    za = _zero_point(ctx, a_zero, x, x.rank - 2)
-    zb = _zero_point(ctx, b_zero, y, y.rank - 1)
-    if za is not None:
-        x = x.sub(za)
-    if zb is not None:
-        y = y.sub(zb)
-    return matmul(x, y).int("i32")
-
-
-def _dequantized(ctx: Context, x: Value, scale: Value, zero: Value, axis_dim: int | None) -> Tensor:
-    t = ctx.tensor(x).float("f64")
-    zp = _zero_point(ctx, zero, t, axis_dim)
-    s = ctx.tensor(scale).float("f64")
-    if s.rank == 1 and s.dims()[0] > 1 and axis_dim is not None:
-        shape = [1] * t.rank
-        shape[axis_dim] = s.dims()[0]
-        s = s.reshape(shape)
-    return (t.sub(zp) if zp is not None else t).mul(s)
-
-
-def _requantized(ctx: Context, y: Tensor, scale: Value, zero: Value) -> Tensor:
-    zp_tensor = ctx.tensor(zero)
-    out = y.div(ctx.tensor(scale).float("f64")).round().add(zp_tensor.float("f64"))
-    info = np.iinfo(zp_tensor.dtype.numpy)
-    return out.clamp(float(info.min), float(info.max)).int(zp_tensor.dtype)
-
-
-@register("QLinearMatMul")
-def qlinear_matmul(
-    ctx: Context, a: Value, a_scale: Value, a_zero: Value, b: Value, b_scale: Value, b_zero: Value,
-    y_scale: Value, y_zero: Value,
-) -> Tensor:  # fmt: skip
-    x = _dequantized(ctx, a, a_scale, a_zero, ctx.tensor(a).rank - 2)
-    y = _dequantized(ctx, b, b_scale, b_zero, ctx.tensor(b).rank - 1)
-    return _requantized(ctx, matmul(x, y), y_scale, y_zero)
-
-
-def _unused(*args: Any) -> None:
-    return None
