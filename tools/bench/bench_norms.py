@@ -1,0 +1,147 @@
+"""Forward and backward of layer, RMS, group and batch norm on ``Autodiff(NdArray())``: NdArray's numba
+kernels (``burn_ndarray._ops._norm``) against the array code NdArray ran before them
+(``burn_backend.array``), the composed default over float ops (``burn_backend._ops._norm``) and PyTorch
+CPU, at the shapes of the bench's GPT (layer norm over [2048, 128]) and ResNet (batch norm over
+[64, 64, 16, 16]).
+
+One thread each (``NdArray(num_threads=1)``, ``torch.set_num_threads(1)``) and the calling thread's CPU
+time (``time.thread_time``: at one thread every variant runs there), the variants interleaved block by
+block, medians: the figures hold on a machine that other processes load. PyTorch runs in the same process
+(as ``bench_models.py``); its batch and group norm took 3 to 4 times longer here than in a process of its
+own (5 to 7 ms for the batch norm step), so read those two ratios as bounds.
+
+    python tools/bench/bench_norms.py [--repeat 7] [--number 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from burn_autodiff import Autodiff
+from burn_backend import Tensor, module
+from burn_backend._ops import _norm as composed
+from burn_ndarray import NdArray
+from burn_ndarray._ops import _norm as kernels
+
+F = torch.nn.functional
+
+
+class Composed(NdArray):
+    """NdArray with the composed defaults (float ops) for the norms."""
+
+    layer_norm = composed.layer_norm
+    layer_norm_backward = composed.layer_norm_backward
+    rms_norm = composed.rms_norm
+    rms_norm_backward = composed.rms_norm_backward
+    group_norm = composed.group_norm
+    group_norm_backward = composed.group_norm_backward
+    batch_norm_training = composed.batch_norm_training
+    batch_norm_backward = composed.batch_norm_backward
+
+
+def ours(name: str, device: Any, arrays: dict[str, np.ndarray]) -> Callable[[], object]:
+    def step() -> object:
+        x = Tensor.from_data(arrays["x"], device=device).require_grad()
+        gamma = Tensor.from_data(arrays["gamma"], device=device).require_grad()
+        beta = Tensor.from_data(arrays["beta"], device=device).require_grad()
+        if name == "layer_norm":
+            y = module.layer_norm(x, gamma, beta, 1e-5)
+        elif name == "rms_norm":
+            y = module.rms_norm(x, gamma, 1e-5)
+        elif name == "group_norm":
+            y = module.group_norm(x, 8, gamma, beta, 1e-5)
+        else:
+            y = module.batch_norm_training(x, gamma, beta)[0]
+        grads = (y * Tensor.from_data(arrays["grad"], device=device)).sum().backward()
+        return x.grad(grads)
+
+    return step
+
+
+def reference(name: str, arrays: dict[str, np.ndarray]) -> Callable[[], object]:
+    def step() -> object:
+        x, gamma, beta = (torch.from_numpy(arrays[k]).requires_grad_() for k in ("x", "gamma", "beta"))
+        if name == "layer_norm":
+            y = F.layer_norm(x, x.shape[-1:], gamma, beta, 1e-5)
+        elif name == "rms_norm":
+            y = F.rms_norm(x, x.shape[-1:], gamma, 1e-5)
+        elif name == "group_norm":
+            y = F.group_norm(x, 8, gamma, beta, 1e-5)
+        else:
+            y = F.batch_norm(x, None, None, gamma, beta, True)
+        (y * torch.from_numpy(arrays["grad"])).sum().backward()
+        return x.grad
+
+    return step
+
+
+CASES = {
+    "layer_norm": (2048, 128),
+    "rms_norm": (2048, 128),
+    "group_norm": (16, 64, 32, 32),
+    "batch_norm_training": (64, 64, 16, 16),
+}
+
+
+def cpu_time(function: Callable[[], object], number: int) -> float:
+    function()
+    samples = []
+    for _ in range(number):
+        start = time.thread_time()
+        function()
+        samples.append(time.thread_time() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--number", type=int, default=5)
+    options = parser.parse_args()
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    devices = {"kernels": Autodiff(NdArray(num_threads=1)).device()}
+    composed_device = Autodiff(Composed(num_threads=1)).device()
+    fits = kernels._fits
+    print(f"{'op':<22}{'shape':<18}{'kernels':>10}{'array code':>12}{'composed':>10}{'torch':>10}"
+          f"{'vs array':>10}{'vs comp.':>10}{'vs torch':>10}")  # fmt: skip
+    for name, shape in CASES.items():
+        features = shape[-1] if name in ("layer_norm", "rms_norm") else shape[1]
+        arrays = {
+            "x": rng.standard_normal(shape).astype(np.float32),
+            "grad": rng.standard_normal(shape).astype(np.float32),
+            "gamma": rng.standard_normal(features).astype(np.float32),
+            "beta": rng.standard_normal(features).astype(np.float32),
+        }
+        kernel_step = ours(name, devices["kernels"], arrays)
+        array_step = ours(name, devices["kernels"], arrays)
+        composed_step = ours(name, composed_device, arrays)
+        torch_step = reference(name, arrays)
+
+        def array_code(step: Callable[[], object] = array_step) -> object:
+            kernels._fits = lambda x, rank: False  # type: ignore[assignment]
+            try:
+                return step()
+            finally:
+                kernels._fits = fits
+
+        times: dict[str, list[float]] = {k: [] for k in ("kernels", "array", "composed", "torch")}
+        for _ in range(options.repeat):
+            times["kernels"].append(cpu_time(kernel_step, options.number))
+            times["array"].append(cpu_time(array_code, options.number))
+            times["composed"].append(cpu_time(composed_step, options.number))
+            times["torch"].append(cpu_time(torch_step, options.number))
+        k, a, c, t = (statistics.median(times[key]) * 1e3 for key in times)
+        print(f"{name:<22}{'x'.join(map(str, shape)):<18}{k:>8.2f}ms{a:>10.2f}ms{c:>8.2f}ms{t:>8.2f}ms"
+              f"{k / a:>9.2f}x{k / c:>9.2f}x{k / t:>9.2f}x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
