@@ -80,7 +80,6 @@ def test_matmul_integer_is_exact_with_per_row_and_per_column_zero_points(a_type:
 
 
 def test_conv_integer_is_exact_per_output_channel_with_padding_and_groups() -> None:
-    torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
     x = rng.integers(0, 256, (2, 4, 9, 8), dtype=np.uint8)
     w = rng.integers(-128, 128, (6, 2, 3, 3), dtype=np.int8)
@@ -94,11 +93,19 @@ def test_conv_integer_is_exact_per_output_channel_with_padding_and_groups() -> N
         [_init("w", w), _init("xz", xz), _init("wz", wz)],
     )
     got = _burn(model, {"x": x})[0]
-    # the reference pads with the zero point (zeros once shifted), in float64: exact for these sums
-    shifted = torch.nn.functional.pad(torch.from_numpy(x.astype(np.float64) - 131.0), (2, 1, 1, 0))
-    kernel = torch.from_numpy(w.astype(np.float64) - wz.astype(np.float64)[:, None, None, None])
-    want = torch.nn.functional.conv2d(shifted, kernel, stride=(2, 1), groups=2).numpy().astype(np.int64)
+    # the reference in int64: pads with the zero point (zeros once shifted), windows, grouped products
+    shifted = np.pad(x.astype(np.int64) - 131, ((0, 0), (0, 0), (1, 0), (2, 1)))
+    kernel = w.astype(np.int64) - wz.astype(np.int64)[:, None, None, None]
+    windows = np.lib.stride_tricks.sliding_window_view(shifted, (3, 3), axis=(2, 3))[:, :, ::2, :]
+    want = np.concatenate(
+        [
+            np.einsum("nchwij,ocij->nohw", windows[:, 2 * g : 2 * g + 2], kernel[3 * g : 3 * g + 3])
+            for g in range(2)
+        ],
+        axis=1,
+    )
     assert got.dtype == np.int32
+    assert got.shape == want.shape == (2, 6, 4, 9)
     np.testing.assert_array_equal(got, want)
 
 
@@ -162,7 +169,7 @@ def test_quantize_then_dequantize_per_axis_and_blocked_match_onnxruntime(block: 
     assert (got[0] == 255).any()  # saturated both ways
 
 
-@pytest.mark.parametrize("scale", [1.0, 40.0])
+@pytest.mark.parametrize("scale", [1.0, 40.0, 0.0])
 def test_dynamic_quantize_linear_matches_onnxruntime(scale: float) -> None:
     x = (np.random.default_rng(4).normal(0.3, 1.0, (7, 13)) * scale).astype(np.float32)
     model = _model(
@@ -396,3 +403,70 @@ def test_a_float_input_to_an_integer_product_is_an_error() -> None:
     assert "mmi" in message
     assert "f32" in message
     assert "8-bit" in message
+
+
+def _encoder(rng: np.random.Generator, d: int = 16, heads: int = 2) -> Any:
+    """A BERT encoder layer: multi-head self-attention and a feed-forward block, each with a residual
+    and a layer norm."""
+    hd = d // heads
+
+    def w(name: str, *shape: int) -> Any:
+        return _init(name, rng.normal(0.0, 0.3, shape).astype(np.float32))
+
+    def heads_of(src: str, dst: str) -> list[Any]:
+        return [
+            helper.make_node("Reshape", [src, "split"], [dst + "_r"]),
+            helper.make_node("Transpose", [dst + "_r"], [dst], perm=[0, 2, 1, 3]),
+        ]
+
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("MatMul", ["x", "wv"], ["v"]),
+        *heads_of("q", "qh"),
+        *heads_of("k", "kh"),
+        *heads_of("v", "vh"),
+        helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["qh", "kt"], ["s0"]),
+        helper.make_node("Mul", ["s0", "temp"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "vh"], ["c0"]),
+        helper.make_node("Transpose", ["c0"], ["c1"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["c1", "merge"], ["c"]),
+        helper.make_node("MatMul", ["c", "wo"], ["o"]),
+        helper.make_node("Add", ["o", "x"], ["r1"]),
+        helper.make_node("LayerNormalization", ["r1", "g1", "b1"], ["n1"], axis=-1),
+        helper.make_node("MatMul", ["n1", "wf1"], ["f0"]),
+        helper.make_node("Relu", ["f0"], ["f1"]),
+        helper.make_node("MatMul", ["f1", "wf2"], ["f2"]),
+        helper.make_node("Add", ["f2", "n1"], ["r2"]),
+        helper.make_node("LayerNormalization", ["r2", "g2", "b2"], ["y"], axis=-1),
+    ]
+    inits = [
+        w("wq", d, d), w("wk", d, d), w("wv", d, d), w("wo", d, d), w("wf1", d, 2 * d), w("wf2", 2 * d, d),
+        _init("split", np.array([0, -1, heads, hd], np.int64)),
+        _init("merge", np.array([0, -1, d], np.int64)),
+        _init("temp", np.array(1.0 / np.sqrt(hd), np.float32)),
+        _init("g1", np.ones(d, np.float32)), _init("b1", np.zeros(d, np.float32)),
+        _init("g2", np.ones(d, np.float32)), _init("b2", np.zeros(d, np.float32)),
+    ]  # fmt: skip
+    return _model(
+        nodes, [_info("x", TensorProto.FLOAT, ["n", 6, d])], [_info("y", TensorProto.FLOAT, None)], inits, 17
+    )
+
+
+def test_a_bert_encoder_layer_quantized_dynamically_matches_onnxruntime(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    model = _quantized(tmp_path, _encoder(rng), "dynamic", [])
+    assert sum(n.op_type == "MatMulInteger" for n in model.graph.node) >= 6
+    x = rng.normal(0.0, 1.0, (3, 6, 16)).astype(np.float32)
+    got, want = _burn(model, {"x": x})[0], _ort(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)
+
+
+def test_an_output_type_our_backends_do_not_have_is_refused_when_the_model_is_read() -> None:
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q4", output_dtype=TensorProto.INT4)
+    model = _model([node], [_info("x", TensorProto.FLOAT, [3])], [_info("y", TensorProto.UINT8, None)])
+    model.graph.initializer.append(_init("s", np.array(0.5, np.float32)))
+    with pytest.raises(burn_onnx.UnsupportedModelError, match=r"'q4'.*output_dtype int4 is not supported"):
+        burn_onnx.load(model, default_device())

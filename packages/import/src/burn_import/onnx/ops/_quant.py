@@ -164,8 +164,9 @@ def dynamic_quantize_linear(ctx: Context, x: Value) -> tuple[Tensor, Tensor, Ten
         raise ctx.error(f"x {t.dims()} is empty: it has no range to quantize")
     low = min(np.float32(t.min().into_scalar()), np.float32(0.0))
     high = max(np.float32(t.max().into_scalar()), np.float32(0.0))
-    # as ONNX's reference and onnxruntime: float32 throughout, a constant zero input gets scale 1/255
-    scale = np.float32(np.float32(1.0) if high == low else high - low) / np.float32(255.0)
+    # float32 throughout, as onnxruntime; an all-zero input gets scale 1 as there (ONNX's reference
+    # implementation gives 1/255: the quantized values and zero point are 0 either way)
+    scale = np.float32(1.0) if high == low else np.float32(high - low) / np.float32(255.0)
     zero = np.rint(np.clip(np.float32(0.0) - low / scale, np.float32(0.0), np.float32(255.0)))
     q = t.div_scalar(float(scale)).round().add_scalar(float(zero))
     return (
