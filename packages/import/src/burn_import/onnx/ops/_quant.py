@@ -121,18 +121,18 @@ def quantize_linear(ctx: Context, x: Value, scale: Value, zero: Value = None) ->
     if t.kind is not Kind.FLOAT:
         raise ctx.error(f"x has dtype {t.dtype} {t.dims()}; expected a float tensor")
     s = _scale(ctx, scale, "y_scale")
-    if zero is not None:
-        z: Tensor | None = ctx.tensor(zero, "y_zero_point")
-        dtype = z.dtype  # type: ignore[union-attr]
-    else:
-        z = None
-        dtype = dtype_of(int(ctx.attr("output_dtype", 0) or 2)) or DType.U8
-    precision = ctx.attr("precision")
+    z = None if zero is None else ctx.tensor(zero, "y_zero_point")
+    dtype = z.dtype if z is not None else dtype_of(int(ctx.attr("output_dtype", 0) or 2)) or DType.U8
     # ONNX divides in the input's type (or ``precision``): float64 would round some ties differently
-    compute = (
-        dtype_of(int(precision)) if precision else (DType.F64 if DType.F64 in (t.dtype, s.dtype) else None)
-    )
-    compute = compute or (t.dtype if t.dtype != DType.F16 or s.dtype == DType.F16 else DType.F32)
+    precision = ctx.attr("precision")
+    if precision:
+        compute = dtype_of(int(precision)) or DType.F32
+    elif DType.F64 in (t.dtype, s.dtype):
+        compute = DType.F64
+    elif t.dtype == DType.F16 and s.dtype != DType.F16:
+        compute = DType.F32
+    else:
+        compute = t.dtype
     shape = t.dims()
     q = t.float(compute).div(_along(ctx, s, shape, "y_scale").float(compute)).round()
     if z is not None:
