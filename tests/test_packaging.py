@@ -23,7 +23,7 @@ from packaging.version import Version
 ROOT = Path(__file__).parents[1]
 FOLDERS = sorted(p.parent for p in (ROOT / "packages").glob("*/pyproject.toml"))
 EXPECTED_FOLDERS = {
-    "backend-core", "ndarray-backend", "cuda-backend", "autodiff", "fusion", "router",
+    "backend-core", "ndarray-backend", "cuda-backend", "autodiff", "fusion", "router", "remote",
     "nn", "record", "train", "import", "burn",
 }  # fmt: skip
 
@@ -54,7 +54,7 @@ def checkout_versions() -> dict[str, Version]:
     return versions
 
 
-def test_the_eleven_packages_exist() -> None:
+def test_the_twelve_packages_exist() -> None:
     assert {folder.name for folder in FOLDERS} == EXPECTED_FOLDERS
 
 
