@@ -10,6 +10,11 @@ same kernel on the padded input with the flipped weight; the weight gradient is 
 the same columns. Large batches are split over the workers the thread policy grants (``_threads``, as
 Burn's NdArray splits them over rayon), BLAS running on each worker's share of the threads: NumPy
 releases the GIL while it copies and multiplies, and a small GEMM gains little from BLAS's own threads.
+Two shapes take other kernels: a grouped convolution with one or a few channels per group (depthwise)
+runs the direct numba kernels of ``_conv_direct`` (im2col would copy each sample once per tap for
+products too small for BLAS), and a transposed convolution with strides (a strided convolution's input
+gradient) runs as one unit-stride transposed convolution per stride phase of its output, each on the
+blocked GEMMs above, instead of col2im's strided accumulation per tap.
 Arrays are f32 or f64 (``burn_backend.array`` computes f16 and bf16 in f32).
 """
 
@@ -24,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
-from .. import _threads
+from .. import _numba, _threads
 
 Array = Any
 Sizes = Sequence[int]
@@ -249,6 +254,15 @@ class _Columns:
         return grid[index]
 
 
+def _direct(in_per_group: int, out_per_group: int, groups: int, rank: int) -> Any:
+    """``_conv_direct`` where it takes this shape and numba is available, else ``None``."""
+    if groups <= 1 or _numba.kernels() is None:
+        return None
+    from . import _conv_direct
+
+    return _conv_direct if _conv_direct.suits(in_per_group, out_per_group, groups, rank) else None
+
+
 def _conv(
     x: Array,
     weight: Array,
@@ -268,6 +282,9 @@ def _conv(
     batch = x.shape[0]
     out_channels, per_group = weight.shape[:2]
     per_out = out_channels // groups
+    direct = _direct(per_group, per_out, groups, len(out))
+    if direct is not None:
+        return direct.forward(x, weight, bias, stride, padding, dilation, out)
     columns = _Columns(x, weight.shape[2:], stride, padding, dilation, out)
     depth = per_group * columns.taps
     with_bias = bias is not None
@@ -301,6 +318,9 @@ def weight_grad(
 ) -> Array:
     """``sum over batch and positions of grad * window of x``: ``[grad channels, x channels / groups,
     *kernel]`` (the weight gradient of a convolution, and with roles swapped of a transposed one)."""
+    direct = _direct(x.shape[1] // groups, grad.shape[1] // groups, groups, len(kernel))
+    if direct is not None:
+        return direct.weight_grad(x, grad, kernel, stride, padding, dilation, groups)
     total = _weight_grad(x, grad, kernel, stride, padding, dilation, groups, compact=False)
     if not np.isfinite(total).all():
         # the wide columns also hold samples no window reaches, multiplied by the zero junk of the
@@ -361,7 +381,14 @@ def _conv_transpose(
     takes the general path, which multiplies only the samples of ``x``.
     """
     kernel = weight.shape[2:]
-    if all(s == 1 for s in stride) and np.isfinite(weight).all():
+    finite = bool(np.isfinite(weight).all())
+    unit = all(s == 1 for s in stride)
+    direct = _direct(weight.shape[0] // groups, weight.shape[1], groups, len(kernel))
+    if direct is not None and not (unit and finite):
+        return direct.input_grad(x, weight, stride, padding, dilation, groups, out)
+    if not unit and finite:
+        return _phases(x, weight, stride, padding, dilation, groups, out)
+    if unit and finite:
         in_channels, per_group_out = weight.shape[:2]
         grouped = weight.reshape(groups, in_channels // groups, per_group_out, *kernel)
         flipped = np.flip(grouped.swapaxes(1, 2), axis=tuple(range(3, 3 + len(kernel))))
@@ -369,6 +396,54 @@ def _conv_transpose(
         margins = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
         return _conv(x, swapped, stride, margins, dilation, groups, out)
     return _col2im(x, weight, stride, padding, dilation, groups, out)
+
+
+def _phases(
+    x: Array, weight: Array, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int, out: Sizes
+) -> Array:
+    """A strided transposed convolution as one unit-stride transposed convolution per stride phase.
+
+    Along a dim, output ``i`` gets ``x[o] * w[k]`` where ``o * stride + k * dilation = i + padding``:
+    the outputs with ``(i + padding) % stride == r`` (phase ``r``) get exactly the taps with ``k *
+    dilation % stride == r``, every ``stride / gcd(stride, dilation)``-th one, and between two of them
+    ``o`` moves by ``dilation / gcd``. So each phase is a unit-stride transposed convolution of ``x`` with
+    that slice of the kernel and that dilation (the blocked GEMMs of ``_conv``), written to its outputs
+    at step ``stride``: every output written once, no col2im accumulation. A phase that no tap reaches
+    (when the dilation shares a factor with the stride) is zero."""
+    batch = x.shape[0]
+    n = len(stride)
+    per_dim: list[list[tuple[slice, tuple[slice, int, int, int] | None]]] = []
+    for size, s, p, d, k in zip(out, stride, padding, dilation, weight.shape[2:]):
+        step = s // math.gcd(s, d)
+        phases: list[tuple[slice, tuple[slice, int, int, int] | None]] = []
+        for r in range(s):
+            first = (r - p) % s  # the first output of the phase
+            if first >= size:
+                continue
+            count = (size - 1 - first) // s + 1
+            span = slice(first, first + (count - 1) * s + 1, s)
+            taps = [t for t in range(k) if (t * d - r) % s == 0]
+            if not taps:
+                phases.append((span, None))
+                continue
+            # the phase's outputs start at x's sample (first + p - r) / s, less the first tap's reach
+            reach = (first + p - r) // s + (r - taps[0] * d) // s
+            phases.append((span, (slice(taps[0], None, step), d // math.gcd(s, d), reach, count)))
+        per_dim.append(phases)
+    y = np.empty((batch, weight.shape[1] * groups, *out), dtype=x.dtype)
+    lead = (slice(None), slice(None))
+    for combination in itertools.product(*per_dim):
+        target = lead + tuple(phase[0] for phase in combination)
+        parts = [phase[1] for phase in combination]
+        if any(part is None for part in parts):
+            y[target] = 0
+            continue
+        sub = weight[lead + tuple(part[0] for part in parts if part is not None)]
+        sizes = [part[3] for part in parts if part is not None]
+        low = [part[2] for part in parts if part is not None]
+        sub_dilation = [part[1] for part in parts if part is not None]
+        y[target] = _conv_transpose(x, sub, [1] * n, low, sub_dilation, groups, sizes)
+    return y
 
 
 def _col2im(
