@@ -1,8 +1,9 @@
-"""Forward and backward of layer, RMS, group and batch norm on ``Autodiff(NdArray())``: NdArray's numba
-kernels (``burn_ndarray._ops._norm``) against the array code NdArray ran before them
-(``burn_backend.array``), the composed default over float ops (``burn_backend._ops._norm``) and PyTorch
-CPU, at the shapes of the bench's GPT (layer norm over [2048, 128]) and ResNet (batch norm over
-[64, 64, 16, 16]).
+"""Forward and backward of layer, RMS, group and batch norm and of causal attention on
+``Autodiff(NdArray())``: NdArray's kernels (``burn_ndarray._ops._norm`` and ``_attention``) against the
+array code NdArray ran before them (``burn_backend.array``), the composed defaults over float ops
+(``burn_backend._ops``) and PyTorch CPU, at the shapes of the bench's GPT (layer norm over [2048, 128],
+attention [32, 4, 64, 32]) and ResNet (batch norm over [64, 64, 16, 16]), and attention over a longer
+sequence ([4, 4, 512, 64]).
 
 One thread each (``NdArray(num_threads=1)``, ``torch.set_num_threads(1)``) and the calling thread's CPU
 time (``time.thread_time``: at one thread every variant runs there), the variants interleaved block by
@@ -25,9 +26,11 @@ import numpy as np
 import torch
 
 from burn_autodiff import Autodiff
-from burn_backend import Tensor, module
+from burn_backend import AttentionOptions, Tensor, module
+from burn_backend._ops import _attention as composed_attention
 from burn_backend._ops import _norm as composed
 from burn_ndarray import NdArray
+from burn_ndarray._ops import _attention as attention_kernels
 from burn_ndarray._ops import _norm as kernels
 
 F = torch.nn.functional
@@ -44,6 +47,8 @@ class Composed(NdArray):
     group_norm_backward = composed.group_norm_backward
     batch_norm_training = composed.batch_norm_training
     batch_norm_backward = composed.batch_norm_backward
+    attention = composed_attention.attention
+    attention_backward = composed_attention.attention_backward
 
 
 def ours(name: str, device: Any, arrays: dict[str, np.ndarray]) -> Callable[[], object]:
@@ -57,6 +62,8 @@ def ours(name: str, device: Any, arrays: dict[str, np.ndarray]) -> Callable[[], 
             y = module.rms_norm(x, gamma, 1e-5)
         elif name == "group_norm":
             y = module.group_norm(x, 8, gamma, beta, 1e-5)
+        elif name.startswith("attention"):
+            y = module.attention(x, gamma, beta, options=AttentionOptions(is_causal=True))
         else:
             y = module.batch_norm_training(x, gamma, beta)[0]
         grads = (y * Tensor.from_data(arrays["grad"], device=device)).sum().backward()
@@ -74,6 +81,8 @@ def reference(name: str, arrays: dict[str, np.ndarray]) -> Callable[[], object]:
             y = F.rms_norm(x, x.shape[-1:], gamma, 1e-5)
         elif name == "group_norm":
             y = F.group_norm(x, 8, gamma, beta, 1e-5)
+        elif name.startswith("attention"):
+            y = F.scaled_dot_product_attention(x, gamma, beta, is_causal=True)
         else:
             y = F.batch_norm(x, None, None, gamma, beta, True)
         (y * torch.from_numpy(arrays["grad"])).sum().backward()
@@ -87,6 +96,8 @@ CASES = {
     "rms_norm": (2048, 128),
     "group_norm": (16, 64, 32, 32),
     "batch_norm_training": (64, 64, 16, 16),
+    "attention (GPT)": (32, 4, 64, 32),
+    "attention (long)": (4, 4, 512, 64),
 }
 
 
@@ -109,11 +120,13 @@ def main() -> None:
     rng = np.random.default_rng(0)
     devices = {"kernels": Autodiff(NdArray(num_threads=1)).device()}
     composed_device = Autodiff(Composed(num_threads=1)).device()
-    fits = kernels._fits
+    fits, attention_fits = kernels._fits, attention_kernels._fits
     print(f"{'op':<22}{'shape':<18}{'kernels':>10}{'array code':>12}{'composed':>10}{'torch':>10}"
           f"{'vs array':>10}{'vs comp.':>10}{'vs torch':>10}")  # fmt: skip
     for name, shape in CASES.items():
         features = shape[-1] if name in ("layer_norm", "rms_norm") else shape[1]
+        if name.startswith("attention"):  # query, key and value: x, gamma and beta
+            features = shape  # type: ignore[assignment]
         arrays = {
             "x": rng.standard_normal(shape).astype(np.float32),
             "grad": rng.standard_normal(shape).astype(np.float32),
@@ -127,10 +140,11 @@ def main() -> None:
 
         def array_code(step: Callable[[], object] = array_step) -> object:
             kernels._fits = lambda x, rank: False  # type: ignore[assignment]
+            attention_kernels._fits = lambda *args: False  # type: ignore[assignment]
             try:
                 return step()
             finally:
-                kernels._fits = fits
+                kernels._fits, attention_kernels._fits = fits, attention_fits
 
         times: dict[str, list[float]] = {k: [] for k in ("kernels", "array", "composed", "torch")}
         for _ in range(options.repeat):

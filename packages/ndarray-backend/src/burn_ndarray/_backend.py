@@ -10,13 +10,14 @@ from burn_backend.array import ArrayBackend
 from . import _threads
 from ._accelerated import NumbaOps
 from ._allocator import keep_freed_memory
+from ._ops._attention import AttentionOps
 from ._ops._norm import NormOps
 from ._ops._quant import QuantOps
 from ._ops.module import ModuleOps
 from ._runtime import NumpyRuntime
 
 
-class NdArray(NormOps, ModuleOps, NumbaOps, QuantOps, ArrayBackend):
+class NdArray(NormOps, AttentionOps, ModuleOps, NumbaOps, QuantOps, ArrayBackend):
     """The CPU backend: tensors are NumPy arrays, matrix products and convolutions use BLAS.
 
     Args:
