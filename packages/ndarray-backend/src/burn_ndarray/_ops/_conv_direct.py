@@ -200,6 +200,18 @@ def _forward_pair_wide(
         _place(x[c], grid, padding)
         weights = w[c].reshape(taps)
         t = 0
+        while t + 9 <= taps:  # nine taps a pass (a 3x3 kernel in one): the accumulator in registers
+            s0, s1, s2 = plane[offsets[t] :], plane[offsets[t + 1] :], plane[offsets[t + 2] :]
+            s3, s4, s5 = plane[offsets[t + 3] :], plane[offsets[t + 4] :], plane[offsets[t + 5] :]
+            s6, s7, s8 = plane[offsets[t + 6] :], plane[offsets[t + 7] :], plane[offsets[t + 8] :]
+            v0, v1, v2, v3, v4 = weights[t], weights[t + 1], weights[t + 2], weights[t + 3], weights[t + 4]
+            v5, v6, v7, v8 = weights[t + 5], weights[t + 6], weights[t + 7], weights[t + 8]
+            for i in range(length):
+                acc[i] += (
+                    v0 * s0[i] + v1 * s1[i] + v2 * s2[i] + v3 * s3[i] + v4 * s4[i] + v5 * s5[i]
+                    + v6 * s6[i] + v7 * s7[i] + v8 * s8[i]
+                )  # fmt: skip
+            t += 9
         while t + 3 <= taps:  # three taps a pass: a third of the accumulator's loads and stores
             v0, v1, v2 = weights[t], weights[t + 1], weights[t + 2]
             s0 = plane[offsets[t] : offsets[t] + length]
@@ -243,6 +255,32 @@ def _weight_grad_pair_wide(
                 for i in range(grad.shape[3]):
                     dst[i] = row[i]
         t = 0
+        while t + 9 <= taps:  # nine dot products a pass (a 3x3 kernel in one)
+            s0, s1, s2 = plane[offsets[t] :], plane[offsets[t + 1] :], plane[offsets[t + 2] :]
+            s3, s4, s5 = plane[offsets[t + 3] :], plane[offsets[t + 4] :], plane[offsets[t + 5] :]
+            s6, s7, s8 = plane[offsets[t + 6] :], plane[offsets[t + 7] :], plane[offsets[t + 8] :]
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = out.dtype.type(0.0)
+            for i in range(length):
+                g = wide[i]
+                a0 += g * s0[i]
+                a1 += g * s1[i]
+                a2 += g * s2[i]
+                a3 += g * s3[i]
+                a4 += g * s4[i]
+                a5 += g * s5[i]
+                a6 += g * s6[i]
+                a7 += g * s7[i]
+                a8 += g * s8[i]
+            totals[t] += a0
+            totals[t + 1] += a1
+            totals[t + 2] += a2
+            totals[t + 3] += a3
+            totals[t + 4] += a4
+            totals[t + 5] += a5
+            totals[t + 6] += a6
+            totals[t + 7] += a7
+            totals[t + 8] += a8
+            t += 9
         while t + 3 <= taps:  # three dot products a pass over the gradient
             s0 = plane[offsets[t] : offsets[t] + length]
             s1 = plane[offsets[t + 1] : offsets[t + 1] + length]
