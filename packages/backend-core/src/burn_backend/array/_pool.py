@@ -136,7 +136,7 @@ def _reduce_axis(
         rest = spans
     for start, first, stop in rest:
         into = _at(total.ndim, axis, slice(first, stop))
-        combine(total[into], along(array, axis, start, stop - first, step), out=total[into])
+        total[into] = combine(total[into], along(array, axis, start, stop - first, step))
     return total, True
 
 
