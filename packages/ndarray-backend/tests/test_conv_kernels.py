@@ -114,6 +114,32 @@ def test_direct_kernels_keep_ieee_values_where_windows_reach_them() -> None:
     )[0].numpy()))  # fmt: skip
 
 
+@needs_numba
+@pytest.mark.parametrize("stride", [1, 2, 3])
+def test_direct_kernels_with_inf_and_nan_match_pytorch(stride: int) -> None:
+    rng = np.random.default_rng(stride)
+    x = rng.standard_normal((2, 4, 11, 10))
+    x[0, 1, 4, 0] = np.inf
+    x[1, 2, 7, 9] = np.nan
+    w = rng.standard_normal((8, 1, 3, 3))
+    options = ConvOptions((stride, stride), (1, 1), (1, 1), 4)
+    y = BACKEND.conv2d(x, w, None, options)
+    g = rng.standard_normal(y.shape)
+    geometry = ([stride] * 2, [1, 1], [1, 1], False, [0, 0], 4)
+    tg, tx, tw = torch.tensor(g), torch.tensor(x), torch.tensor(w)
+    np.testing.assert_allclose(
+        y, torch.nn.functional.conv2d(tx, tw, None, stride, 1, 1, 4).numpy(), rtol=1e-10
+    )
+    dw = BACKEND.conv2d_weight_backward(x, w, g, options)
+    reference = torch.ops.aten.convolution_backward(tg, tx, tw, None, *geometry, [False, True, False])[1]
+    np.testing.assert_allclose(dw, reference.numpy(), rtol=1e-10)
+    w[3, 0, 1, 2] = np.inf  # only the gradient's samples meet it: no NaN from the padding's zeros
+    dx = BACKEND.conv2d_x_backward(x, w, g, options)
+    tw = torch.tensor(w)
+    reference = torch.ops.aten.convolution_backward(tg, tx, tw, None, *geometry, [True, False, False])
+    np.testing.assert_allclose(dx, reference[0].numpy(), rtol=1e-10)
+
+
 STRIDED = [
     # sizes, channels, out channels, kernel, stride, padding, dilation, groups
     ((11, 9), 5, 7, 3, 2, 1, 1, 1),  # a ResNet downsampling 3x3, odd sizes

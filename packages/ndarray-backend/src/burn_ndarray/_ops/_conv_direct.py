@@ -2,12 +2,16 @@
 
 A grouped convolution whose groups hold one or a few channels is a GEMM with ``K = channels per group *
 taps`` (9 for a depthwise 3x3) per group: im2col then copies every sample ``taps`` times to run tiny
-products, ten times the time of a GEMM with the same FLOPs. Here each output plane is computed in place
-instead: per (batch item, channel) pair, every tap adds its weight times a shifted (strided, dilated)
-view of one input plane, over the range of outputs whose sample lies inside the input, so padding is
-never materialized. The planes of one pair stay in cache across its taps. The input gradient runs the
-same loops with the roles swapped (each tap scatters into the pair's own input-gradient plane, so the
-pairs never write the same memory) and the weight gradient is a dot product per tap over the batch.
+products, six to ten times the time of a GEMM with the same FLOPs. Here each (batch item, channel) pair
+is computed on its own, in cache: its input is copied once into a zeroed buffer that holds the padding
+and, with strides, one plane per stride phase (every ``stride``-th sample), so that each tap reads one
+contiguous run of the buffer for a contiguous run of outputs computed at the buffer's padded width
+(the junk past each row is never copied out). The forward adds nine taps a pass (a 3x3 kernel in one),
+the weight gradient takes nine dot products a pass, and the input gradient runs the forward's passes
+backwards (each tap adding into the pair's own buffer, then the input's samples gathered back), so two
+pairs never write the same memory. Where the padded width would multiply an inf or NaN into a result
+(a weight gradient with such an input, an input gradient with such a weight) the exact loops over
+the windows alone run instead.
 
 Shapes of any rank up to 3 are viewed as 3-d (leading size-1 dims). The pairs are split over numba's
 threads as the thread policy grants them (``_threads``). Arrays are f32 or f64: ``burn_backend.array``
@@ -51,37 +55,6 @@ def _span(size: int, offset: int, step: int, extent: int) -> tuple[int, int]:
 
 
 _span_jit = njit(cache=True, inline="always")(_span)
-
-
-@njit(cache=True, error_model="numpy")
-def _forward_pair(
-    x: Any, w: Any, out: Any, bias: float, stride: Any, padding: Any, dilation: Any
-) -> None:  # pragma: no cover - compiled
-    # x: [channels of the group, D, H, W], w: [same channels, KD, KH, KW], out: [OD, OH, OW]
-    out[:] = bias
-    depth, height, width = x.shape[1], x.shape[2], x.shape[3]
-    sd, sh, sw = stride
-    for c in range(w.shape[0]):
-        for kd in range(w.shape[1]):
-            od0, od1 = _span_jit(out.shape[0], kd * dilation[0] - padding[0], sd, depth)
-            for kh in range(w.shape[2]):
-                oh0, oh1 = _span_jit(out.shape[1], kh * dilation[1] - padding[1], sh, height)
-                for kw in range(w.shape[3]):
-                    off = kw * dilation[2] - padding[2]
-                    ow0, ow1 = _span_jit(out.shape[2], off, sw, width)
-                    count = ow1 - ow0
-                    if count <= 0:
-                        continue
-                    v = w[c, kd, kh, kw]
-                    first = ow0 * sw + off
-                    for od in range(od0, od1):
-                        row_d = od * sd + kd * dilation[0] - padding[0]
-                        for oh in range(oh0, oh1):
-                            row_h = oh * sh + kh * dilation[1] - padding[1]
-                            src = x[c, row_d, row_h, first : first + (count - 1) * sw + 1 : sw]
-                            dst = out[od, oh, ow0:ow1]
-                            for i in range(count):
-                                dst[i] += v * src[i]
 
 
 @njit(cache=True, error_model="numpy")
@@ -167,37 +140,91 @@ def _place(src: Any, buf: Any, low: Any) -> None:  # pragma: no cover - compiled
                 dst[i] = row[i]
 
 
-@njit(cache=True, inline="always")
-def _wide(out: Any, kernel: Any, dilation: Any) -> tuple[Any, Any, int]:  # pragma: no cover - compiled
-    """Unit strides: the padded plane's extent, each tap's offset into it (flattened) and the length
-    of the wide output, output ``(d, h, w)`` being at ``(d * e1 + h) * e2 + w``."""
-    e0 = out[0] + (kernel[0] - 1) * dilation[0]
-    e1 = out[1] + (kernel[1] - 1) * dilation[1]
-    e2 = out[2] + (kernel[2] - 1) * dilation[2]
+@njit(cache=True)
+def _wide(out: Any, kernel: Any, stride: Any, dilation: Any) -> tuple[Any, Any, int]:  # pragma: no cover
+    """The layout of the padded input in a buffer: one plane per stride phase (``stride``-th samples,
+    each plane ``extent``), so that every tap reads a contiguous run of one plane for contiguous
+    outputs. Returns ``extent``, each tap's offset into the flat buffer and the length of the wide
+    output, output ``(d, h, w)`` being at ``(d * e1 + h) * e2 + w`` (the junk past each row is never
+    copied out). Tap ``k`` of output ``o`` reads padded sample ``o * stride + k * dilation``: plane
+    ``k * dilation % stride``, position ``o + k * dilation // stride``."""
+    e0 = out[0] + (kernel[0] - 1) * dilation[0] // stride[0]
+    e1 = out[1] + (kernel[1] - 1) * dilation[1] // stride[1]
+    e2 = out[2] + (kernel[2] - 1) * dilation[2] // stride[2]
+    plane = e0 * e1 * e2
     offsets = np.empty(kernel[0] * kernel[1] * kernel[2], dtype=np.int64)
     t = 0
     for kd in range(kernel[0]):
+        qd, rd = divmod(kd * dilation[0], stride[0])
         for kh in range(kernel[1]):
+            qh, rh = divmod(kh * dilation[1], stride[1])
             for kw in range(kernel[2]):
-                offsets[t] = (kd * dilation[0] * e1 + kh * dilation[1]) * e2 + kw * dilation[2]
+                qw, rw = divmod(kw * dilation[2], stride[2])
+                phase = (rd * stride[1] + rh) * stride[2] + rw
+                offsets[t] = phase * plane + (qd * e1 + qh) * e2 + qw
                 t += 1
     length = ((out[0] - 1) * e1 + out[1] - 1) * e2 + out[2]
     return (e0, e1, e2), offsets, length
 
 
+@njit(cache=True)
+def _maps(sizes: Any, padding: Any, stride: Any, extent: Any) -> tuple[Any, Any, Any]:  # pragma: no cover
+    """Per dim, where each input sample lands in ``_wide``'s buffer (summed over the dims: a flat
+    index), or -1 where no window reaches it."""
+    plane = extent[0] * extent[1] * extent[2]
+    scales = (
+        (stride[1] * stride[2] * plane, extent[1] * extent[2]),
+        (stride[2] * plane, extent[2]),
+        (plane, 1),
+    )
+    maps = (np.empty(sizes[0], np.int64), np.empty(sizes[1], np.int64), np.empty(sizes[2], np.int64))
+    for dim in range(3):
+        target = maps[dim]
+        for i in range(sizes[dim]):
+            q, r = divmod(i + padding[dim], stride[dim])
+            ok = i + padding[dim] >= 0 and q < extent[dim]
+            target[i] = r * scales[dim][0] + q * scales[dim][1] if ok else -1
+    return maps
+
+
+@njit(cache=True)
+def _fill(src: Any, buf: Any, maps: Any) -> None:  # pragma: no cover - compiled
+    """Scatter the 3-d ``src`` into the flat ``buf`` where ``maps`` put its samples."""
+    md, mh, mw = maps
+    for a in range(src.shape[0]):
+        if md[a] < 0:
+            continue
+        for b in range(src.shape[1]):
+            if mh[b] < 0:
+                continue
+            base = md[a] + mh[b]
+            row = src[a, b]
+            for c in range(src.shape[2]):
+                if mw[c] >= 0:
+                    buf[base + mw[c]] = row[c]
+
+
+@njit(cache=True, inline="always")
+def _load(src: Any, plane: Any, extent: Any, padding: Any, maps: Any, unit: bool) -> None:  # pragma: no cover
+    """``src`` into ``_wide``'s buffer: by rows at unit strides (one phase), else sample by sample."""
+    if unit:
+        _place(src, plane.reshape(extent), padding)
+    else:
+        _fill(src, plane, maps)
+
+
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _forward_pair_wide(
-    x: Any, w: Any, out: Any, bias: float, padding: Any, plane: Any, acc: Any, offsets: Any, extent: Any
+    x: Any, w: Any, out: Any, bias: float, layout: Any, plane: Any, acc: Any, offsets: Any, extent: Any
 ) -> None:  # pragma: no cover - compiled
-    # unit strides: each channel's padded plane in a buffer (its padding zero, the same places every
-    # time), each tap one long contiguous pass at the padded width (the junk outputs past each row are
-    # never copied out)
-    grid = plane.reshape(extent)
+    # each channel's padded input in _wide's buffer (its padding zero, the same places every time),
+    # each tap one long contiguous pass at the padded width
+    padding, maps, unit = layout
     length = acc.shape[0]
     acc[:] = 0.0
     taps = offsets.shape[0]
     for c in range(w.shape[0]):
-        _place(x[c], grid, padding)
+        _load(x[c], plane, extent, padding, maps, unit)
         weights = w[c].reshape(taps)
         t = 0
         while t + 9 <= taps:  # nine taps a pass (a 3x3 kernel in one): the accumulator in registers
@@ -237,16 +264,16 @@ def _forward_pair_wide(
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
 def _weight_grad_pair_wide(
-    x: Any, grad: Any, out: Any, padding: Any, plane: Any, wide: Any, offsets: Any, extent: Any
+    x: Any, grad: Any, out: Any, layout: Any, plane: Any, wide: Any, offsets: Any, extent: Any
 ) -> None:  # pragma: no cover - compiled
-    # unit strides: per batch item, the padded input plane and the gradient at the padded width (its
+    # per batch item, the padded input in _wide's buffer and the gradient at the padded width (its
     # junk columns zero, the same places every time), then contiguous dot products per tap
-    grid = plane.reshape(extent)
+    padding, maps, unit = layout
     length = wide.shape[0]
     taps = offsets.shape[0]
     totals = np.zeros(taps, dtype=out.dtype)
     for b in range(x.shape[0]):
-        _place(x[b], grid, padding)
+        _load(x[b], plane, extent, padding, maps, unit)
         for od in range(grad.shape[1]):
             for oh in range(grad.shape[2]):
                 start = (od * extent[1] + oh) * extent[2]
@@ -307,6 +334,46 @@ def _weight_grad_pair_wide(
         flat[t] = totals[t]
 
 
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _input_grad_pair_wide(
+    grad: Any, w: Any, out: Any, maps: Any, plane: Any, wide: Any, offsets: Any, extent: Any
+) -> None:  # pragma: no cover - compiled
+    # the forward's passes run backwards: each out channel's gradient at the padded width (junk zero),
+    # every tap adding its weight times it into _wide's buffer, then the input's samples gathered back
+    # grad: [out channels of the group, OD, OH, OW], w: [same, KD, KH, KW] (this input channel's)
+    plane[:] = 0.0
+    taps = offsets.shape[0]
+    for j in range(grad.shape[0]):
+        _spread(grad[j], wide, extent, offsets, plane, np.ascontiguousarray(w[j]).reshape(taps))
+    md, mh, mw = maps
+    for a in range(out.shape[0]):
+        for b in range(out.shape[1]):
+            row = out[a, b]
+            for c in range(out.shape[2]):
+                inside = md[a] >= 0 and mh[b] >= 0 and mw[c] >= 0
+                row[c] = plane[md[a] + mh[b] + mw[c]] if inside else 0.0
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _spread(
+    grad: Any, wide: Any, extent: Any, offsets: Any, plane: Any, weights: Any
+) -> None:  # pragma: no cover - compiled
+    # grad: [OD, OH, OW] written at the wide layout's rows, then every tap's contribution
+    length = wide.shape[0]
+    width = grad.shape[2]
+    for od in range(grad.shape[0]):
+        for oh in range(grad.shape[1]):
+            dst = wide[(od * extent[1] + oh) * extent[2] :]
+            row = grad[od, oh]
+            for i in range(width):
+                dst[i] = row[i]
+    for t in range(offsets.shape[0]):
+        v = weights[t]
+        dst = plane[offsets[t] : offsets[t] + length]
+        for i in range(length):
+            dst[i] += v * wide[i]
+
+
 @njit(cache=True)
 def _forward_range(
     x: Any, w: Any, bias: Any, y: Any, stride: Any, padding: Any, dilation: Any, first: int, last: int
@@ -315,36 +382,53 @@ def _forward_range(
     out_channels, per_group = w.shape[0], w.shape[1]
     per_out = out_channels // (x.shape[1] // per_group)
     unit = stride[0] == 1 and stride[1] == 1 and stride[2] == 1
-    extent, offsets, length = _wide(y.shape[2:], w.shape[2:], dilation)
+    extent, offsets, length = _wide(y.shape[2:], w.shape[2:], stride, dilation)
+    layout = (padding, _maps(x.shape[2:], padding, stride, extent), unit)
     # the buffers of one range of planes: allocated once, the padding written once
-    plane = np.zeros(extent[0] * extent[1] * extent[2] if unit else 0, dtype=y.dtype)
-    acc = np.zeros(length if unit else 0, dtype=y.dtype)
+    phases = stride[0] * stride[1] * stride[2]
+    plane = np.zeros(phases * extent[0] * extent[1] * extent[2], dtype=y.dtype)
+    acc = np.zeros(max(length, 0), dtype=y.dtype)
     for t in range(first, last):
         b, oc = t // out_channels, t % out_channels
         c0 = oc // per_out * per_group
         value = bias[oc] if bias.shape[0] > 0 else 0.0
-        if unit:
-            _forward_pair_wide(
-                x[b, c0 : c0 + per_group], w[oc], y[b, oc], value, padding, plane, acc, offsets, extent
-            )
-        else:
-            _forward_pair(x[b, c0 : c0 + per_group], w[oc], y[b, oc], value, stride, padding, dilation)
+        _forward_pair_wide(
+            x[b, c0 : c0 + per_group], w[oc], y[b, oc], value, layout, plane, acc, offsets, extent
+        )
 
 
 @njit(cache=True)
 def _input_range(
-    grad: Any, w: Any, dx: Any, stride: Any, padding: Any, dilation: Any, first: int, last: int
+    grad: Any, w: Any, dx: Any, stride: Any, padding: Any, dilation: Any, exact: bool, first: int, last: int
 ) -> None:  # pragma: no cover - compiled
-    """Input-gradient planes ``first`` to ``last`` (flat over batch and input channels)."""
+    """Input-gradient planes ``first`` to ``last`` (flat over batch and input channels); ``exact``
+    multiplies only the gradient's samples (for a weight with an inf or NaN)."""
     channels, per_group = dx.shape[1], w.shape[1]
     per_out = w.shape[0] // (channels // per_group)
+    extent, offsets, length = _wide(grad.shape[2:], w.shape[2:], stride, dilation)
+    maps = _maps(dx.shape[2:], padding, stride, extent)
+    phases = stride[0] * stride[1] * stride[2]
+    plane = np.zeros(0 if exact else phases * extent[0] * extent[1] * extent[2], dtype=dx.dtype)
+    wide = np.zeros(0 if exact else max(length, 0), dtype=dx.dtype)
     for t in range(first, last):
         b, ic = t // channels, t % channels
         g, c = ic // per_group, ic % per_group
         o0 = g * per_out
-        _input_grad_pair(
-            grad[b, o0 : o0 + per_out], w[o0 : o0 + per_out, c], dx[b, ic], stride, padding, dilation
-        )
+        if exact:
+            _input_grad_pair(
+                grad[b, o0 : o0 + per_out], w[o0 : o0 + per_out, c], dx[b, ic], stride, padding, dilation
+            )
+        else:
+            _input_grad_pair_wide(
+                grad[b, o0 : o0 + per_out],
+                w[o0 : o0 + per_out, c],
+                dx[b, ic],
+                maps,
+                plane,
+                wide,
+                offsets,
+                extent,
+            )
 
 
 @njit(cache=True)
@@ -355,16 +439,15 @@ def _weight_range(
     per_group = dw.shape[1]
     per_out = dw.shape[0] // (x.shape[1] // per_group)
     unit = stride[0] == 1 and stride[1] == 1 and stride[2] == 1
-    extent, offsets, length = _wide(grad.shape[2:], dw.shape[2:], dilation)
-    plane = np.zeros(extent[0] * extent[1] * extent[2] if unit else 0, dtype=dw.dtype)
-    wide = np.zeros(length if unit else 0, dtype=dw.dtype)
+    extent, offsets, length = _wide(grad.shape[2:], dw.shape[2:], stride, dilation)
+    layout = (padding, _maps(x.shape[2:], padding, stride, extent), unit)
+    phases = stride[0] * stride[1] * stride[2]
+    plane = np.zeros(phases * extent[0] * extent[1] * extent[2], dtype=dw.dtype)
+    wide = np.zeros(max(length, 0), dtype=dw.dtype)
     for t in range(first, last):
         oc, c = t // per_group, t % per_group
         ic = oc // per_out * per_group + c
-        if unit:
-            _weight_grad_pair_wide(x[:, ic], grad[:, oc], dw[oc, c], padding, plane, wide, offsets, extent)
-        else:
-            _weight_grad_pair(x[:, ic], grad[:, oc], dw[oc, c], stride, padding, dilation)
+        _weight_grad_pair_wide(x[:, ic], grad[:, oc], dw[oc, c], layout, plane, wide, offsets, extent)
 
 
 @njit(cache=True)
@@ -391,11 +474,12 @@ def _forward_parallel(
 
 @njit(cache=True, parallel=True)
 def _input_parallel(
-    grad: Any, w: Any, dx: Any, stride: Any, padding: Any, dilation: Any, parts: int
+    grad: Any, w: Any, dx: Any, stride: Any, padding: Any, dilation: Any, exact: bool, parts: int
 ) -> None:  # pragma: no cover - compiled
     pairs = dx.shape[0] * dx.shape[1]
     for p in prange(parts):
-        _input_range(grad, w, dx, stride, padding, dilation, p * pairs // parts, (p + 1) * pairs // parts)
+        first, last = p * pairs // parts, (p + 1) * pairs // parts
+        _input_range(grad, w, dx, stride, padding, dilation, exact, first, last)
 
 
 @njit(cache=True, parallel=True)
@@ -461,7 +545,8 @@ def input_grad(
     channels = groups * weight.shape[1]
     dx = np.empty((batch, channels, *out), dtype=grad.dtype)
     w = _as_3d(weight.astype(grad.dtype, copy=False))
-    args = (_as_3d(grad), w, _as_3d(dx), *_geometry(stride, padding, dilation))
+    exact = not bool(np.isfinite(weight).all())
+    args = (_as_3d(grad), w, _as_3d(dx), *_geometry(stride, padding, dilation), exact)
     _launch(_input_range, _input_parallel, args, batch * channels, grad.size * math.prod(weight.shape[1:]))
     return dx
 
@@ -470,15 +555,15 @@ def weight_grad(
     x: Array, grad: Array, kernel: Sizes, stride: Sizes, padding: Sizes, dilation: Sizes, groups: int
 ) -> Array:
     """``sum over batch and positions of grad * window of x``: a new ``[grad channels, x channels /
-    groups, *kernel]``, the weight gradient of the grouped convolution. With unit strides the sums run
-    over the padded width (zeros of the gradient against samples no window reaches): an inf or NaN there
-    would leak in, so a non-finite result is computed again on the exact windows."""
+    groups, *kernel]``, the weight gradient of the grouped convolution. The sums run over the padded
+    width (zeros of the gradient against samples no window reaches): an inf or NaN there would leak in,
+    so a non-finite result is computed again on the exact windows."""
     per_group = x.shape[1] // groups
     dw = np.empty((grad.shape[1], per_group, *kernel), dtype=x.dtype)
     geometry = _geometry(stride, padding, dilation)
     args = (_as_3d(x), _as_3d(grad.astype(x.dtype, copy=False)), _as_3d(dw), *geometry)
     pairs = dw.shape[0] * per_group
     _launch(_weight_range, _weight_parallel, args, pairs, grad.size * per_group * math.prod(kernel))
-    if not np.isfinite(dw).all() and geometry[0] == (1, 1, 1):
+    if not np.isfinite(dw).all():
         _weight_exact(*args[:3], *geometry, 0, pairs)
     return dw
