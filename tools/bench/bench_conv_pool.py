@@ -11,12 +11,16 @@ with the same FLOPs through the same BLAS (``[out channels, in channels / groups
 positions]``, all of the thread policy's threads) and against PyTorch CPU: issue 40 asks for 1.5x the
 GEMM's time. The GEMM, PyTorch and ours are timed in interleaved blocks, medians.
 
-Run: ``python tools/bench/bench_conv_pool.py [--quick]``.
+Run: ``python tools/bench/bench_conv_pool.py [--quick]``; ``BENCH_CPU_TIME=1`` runs the GEMM table on one
+thread in process CPU time (on a machine other processes load, wall times of a few ms are multiples
+of the scheduler's slice).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import time
 from typing import Any
 
 import numpy as np
@@ -120,19 +124,35 @@ def _passes(
     ]  # fmt: skip
 
 
+def _cpu_block(function: Any, number: int) -> float:
+    """The median CPU time of ``number`` calls after a warm-up (one thread: it is the wall time a quiet
+    core would take, where a loaded machine's scheduler slices the wall clock into 4 ms steps)."""
+    function()
+    samples = []
+    for _ in range(number):
+        start = time.process_time()
+        function()
+        samples.append(time.process_time() - start)
+    return statistics.median(samples)
+
+
 def gemm_rows(device: Any, repeat: int) -> None:
     """Forward, input gradient and weight gradient per shape: our time over the same-FLOP GEMM's and over
-    PyTorch's."""
+    PyTorch's. With ``BENCH_CPU_TIME=1``, all three on one thread, timed in process CPU time."""
     rng = np.random.default_rng(1)
-    print(f"\nConvolutions against the GEMM of their FLOPs ({_threads.num_threads()} threads)")
+    timer = block_time
+    if os.environ.get("BENCH_CPU_TIME") == "1":
+        _threads.set_num_threads(1)
+        torch.set_num_threads(1)
+        timer = _cpu_block
+    clock = "CPU time" if timer is _cpu_block else "wall time"
+    print(f"\nConvolutions against the GEMM of their FLOPs ({_threads.num_threads()} threads, {clock})")
     print(f"{'shape':<30} {'pass':<8} {'ours':>10} {'GEMM':>10} {'torch':>10} {'/GEMM':>6} {'/torch':>6}")
     for case in SHAPES:
         gemm_call, passes = _passes(device.backend, case, rng)
         for label, ours, theirs in passes:
             # the three interleaved, medians: on a loaded machine the load drifts between blocks
-            times = [
-                (block_time(gemm_call, 3), block_time(theirs, 3), block_time(ours, 3)) for _ in range(repeat)
-            ]
+            times = [(timer(gemm_call, 3), timer(theirs, 3), timer(ours, 3)) for _ in range(repeat)]
             gemm = statistics.median(t[0] for t in times)
             reference = statistics.median(t[1] for t in times)
             mine = statistics.median(t[2] for t in times)
