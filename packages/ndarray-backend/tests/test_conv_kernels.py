@@ -79,6 +79,20 @@ def test_depthwise_in_float32_within_its_tolerance(stride: int) -> None:
 
 
 @needs_numba
+def test_depthwise_in_float16_computes_in_float32() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 9, 7)).astype(np.float16)
+    w = rng.standard_normal((8, 1, 3, 3)).astype(np.float16)
+    options = ConvOptions((2, 2), (1, 1), (1, 1), 4)
+    y = BACKEND.conv2d(x, w, None, options)
+    assert y.dtype == np.float16
+    reference = torch.nn.functional.conv2d(
+        torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None, 2, 1, 1, 4
+    ).numpy()
+    np.testing.assert_allclose(y.astype(np.float64), reference, rtol=2e-3, atol=1e-2)
+
+
+@needs_numba
 def test_depthwise_takes_the_direct_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any, **__: Any) -> None:
         raise AssertionError("a depthwise convolution went through im2col")
