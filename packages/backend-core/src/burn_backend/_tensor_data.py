@@ -26,19 +26,27 @@ def resolve(device: DeviceLike, dtype: DTypeLike, kind: Kind, op: str = "create"
         TypeError: ``device`` is neither a Device nor a spec string.
         ValueError: the device's backend has no device of that index.
     """
-    if device is None:
-        device = default_device()
-    elif isinstance(device, str):
-        device = parse_device(device)
-    elif not isinstance(device, Device):
-        raise TypeError(f"{op}: expected a Device or a device spec string, got {device!r}")
-    else:
-        check_device_exists(op, device)
+    device = default_device() if device is None else target_device(op, device)
     if dtype is None:
         return device, device.backend.default_dtype(kind)
     if isinstance(dtype, Kind):
         return device, device.backend.default_dtype(dtype)
     return device, DType.of(dtype)
+
+
+def target_device(op: str, device: Device | str) -> Device:
+    """``device`` as a ``Device``: a spec string parsed, a ``Device`` checked to exist.
+
+    Raises:
+        TypeError: ``device`` is neither a Device nor a spec string.
+        ValueError: the device's backend has no device of that index.
+    """
+    if isinstance(device, str):
+        return parse_device(device)
+    if not isinstance(device, Device):
+        raise TypeError(f"{op}: expected a Device or a device spec string, got {device!r}")
+    check_device_exists(op, device)
+    return device
 
 
 def check_device_exists(op: str, device: Device) -> None:
@@ -142,12 +150,7 @@ class TensorDataOps(KindConversions):
     # == devices, kinds and dtypes =================================================================
     def to_device(self, device: Device | str) -> Tensor:
         """This tensor on ``device``; across backends the values travel through ``TensorData``."""
-        if isinstance(device, str):
-            device = parse_device(device)
-        elif isinstance(device, Device):
-            check_device_exists("to_device", device)
-        else:
-            raise TypeError(f"to_device: expected a Device or a device spec string, got {device!r}")
+        device = target_device("to_device", device)
         if device.backend == self._device.backend:
             return self._cls(self._op("to_device")(self._primitive, device), device)
         return self._cls.from_data(self.to_data(), device, self.dtype)

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from ._device import Device
 from ._dtype import Kind
-from ._registry import parse_device
-from ._tensor_data import check_device_exists
+from ._tensor_data import target_device
 from ._tensor_protocol import TensorProtocol
 from .quantization._data import QuantizedData
 from .quantization._scheme import QuantScheme
@@ -189,12 +188,7 @@ class TensorQuantization(TensorProtocol):
     def to_device(self, device: Device | str) -> Tensor:
         if not self.is_quantized:
             return super().to_device(device)
-        if isinstance(device, str):
-            device = parse_device(device)
-        elif isinstance(device, Device):
-            check_device_exists("to_device", device)
-        else:
-            raise TypeError(f"to_device: expected a Device or a device spec string, got {device!r}")
+        device = target_device("to_device", device)
         if device.backend == self._device.backend:
             return self._cls(self._device.backend.q_to_device(self._primitive, device), device)
         return self._cls(device.backend.q_from_data(self.quantized_data(), device), device)
