@@ -205,11 +205,11 @@ def lstm(
 ) -> RnnForward:  # fmt: skip
     """``ModuleOps.lstm`` as a loop of a BLAS product and a fused kernel per step; the results are
     ``[batch, seq, n]`` views of time-major arrays."""
-    gates = _project(x, weight_ih, bias_ih, bias_hh)  # the scaled pre-activations, then the gates
-    seq, batch, width = gates.shape
-    scale = _gate_scale(width // 4, x.dtype)
-    gates *= scale
+    scale = _gate_scale(weight_hh.shape[0], x.dtype)
     weight = weight_hh * scale
+    biases = [None if bias is None else bias * scale for bias in (bias_ih, bias_hh)]
+    gates = _project(x, weight_ih * scale, *biases)  # the scaled pre-activations, then the gates
+    seq, batch, width = gates.shape
     states = np.empty((seq, batch, width // 2), x.dtype)
     hidden, cell = np.array(h0, order="C"), np.array(c0, order="C")
     exps = np.empty((batch, width), x.dtype)
