@@ -15,6 +15,16 @@ import torch
 from burn_ndarray._ops import _rnn
 
 
+@pytest.fixture(autouse=True)
+def _torch_on_one_thread() -> Any:
+    # the reference's 200 tiny steps: PyTorch's intra-op threads only wait on each other (seconds on a
+    # loaded machine)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _torch_lstm(x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, reverse: bool) -> Any:
     outputs = [None] * x.shape[1]
     for t in reversed(range(x.shape[1])) if reverse else range(x.shape[1]):
