@@ -33,6 +33,7 @@ __all__ = [
     "RmsNormConfig",
 ]
 
+
 def _check_channels(layer: str, input: Tensor, channels: int, min_rank: int) -> None:
     """Raise unless ``input`` is ``[batch, channels, ...]`` with at least ``min_rank`` dims."""
     if input.rank < min_rank:

@@ -53,24 +53,41 @@ class ModuleOps(ArrayModuleOps):
 
     max_pool1d_with_indices_backward = max_pool2d_with_indices_backward = _max_pool_backward
 
-    # LSTM and GRU: the recurrence in a numba kernel per direction (``_rnn``) instead of a few ops per
-    # step dispatched from Python; dtypes other than f32 and f64 take the composed default
-    def lstm(self, x: Array, h0: Array, c0: Array, *rest: Any) -> Any:
-        if _rnn.supported(x, h0, c0, *rest[:4]):
-            return _rnn.lstm(x, h0, c0, *rest)
-        return super().lstm(x, h0, c0, *rest)
+    # LSTM and GRU: each step one BLAS product and one fused numba kernel for the gates (``_rnn``),
+    # instead of a few ops per step dispatched through the interface; dtypes other than f32 and f64 take
+    # the composed default
+    def lstm(
+        self, x: Array, h0: Array, c0: Array, weight_ih: Array, weight_hh: Array, bias_ih: Array | None,
+        bias_hh: Array | None, reverse: bool,
+    ) -> Any:  # fmt: skip
+        args = (x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, reverse)
+        if _rnn.supported(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
+            return _rnn.lstm(*args)
+        return super().lstm(*args)
 
-    def lstm_backward(self, x: Array, h0: Array, c0: Array, *rest: Any) -> Any:
-        if _rnn.supported(x, h0, c0, *rest[:4]):
-            return _rnn.lstm_backward(x, h0, c0, *rest)
-        return super().lstm_backward(x, h0, c0, *rest)
+    def lstm_backward(
+        self, x: Array, h0: Array, c0: Array, weight_ih: Array, weight_hh: Array, bias_ih: Array | None,
+        bias_hh: Array | None, reverse: bool, states: Array, workspace: Array, grad: Array,
+    ) -> Any:  # fmt: skip
+        args = (x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, reverse, states, workspace, grad)
+        if _rnn.supported(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh):
+            return _rnn.lstm_backward(*args)
+        return super().lstm_backward(*args)
 
-    def gru(self, x: Array, h0: Array, *rest: Any) -> Any:
-        if _rnn.supported(x, h0, *rest[:4]):
-            return _rnn.gru(x, h0, *rest)
-        return super().gru(x, h0, *rest)
+    def gru(
+        self, x: Array, h0: Array, weight_ih: Array, weight_hh: Array, bias_ih: Array | None,
+        bias_hh: Array | None, reverse: bool,
+    ) -> Any:  # fmt: skip
+        args = (x, h0, weight_ih, weight_hh, bias_ih, bias_hh, reverse)
+        if _rnn.supported(x, h0, weight_ih, weight_hh, bias_ih, bias_hh):
+            return _rnn.gru(*args)
+        return super().gru(*args)
 
-    def gru_backward(self, x: Array, h0: Array, *rest: Any) -> Any:
-        if _rnn.supported(x, h0, *rest[:4]):
-            return _rnn.gru_backward(x, h0, *rest)
-        return super().gru_backward(x, h0, *rest)
+    def gru_backward(
+        self, x: Array, h0: Array, weight_ih: Array, weight_hh: Array, bias_ih: Array | None,
+        bias_hh: Array | None, reverse: bool, states: Array, workspace: Array, grad: Array,
+    ) -> Any:  # fmt: skip
+        args = (x, h0, weight_ih, weight_hh, bias_ih, bias_hh, reverse, states, workspace, grad)
+        if _rnn.supported(x, h0, weight_ih, weight_hh, bias_ih, bias_hh):
+            return _rnn.gru_backward(*args)
+        return super().gru_backward(*args)
