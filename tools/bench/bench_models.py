@@ -1,5 +1,6 @@
-"""Training steps of three models a PyTorch user ports (issue 40's CPU set), ours against PyTorch, side by
-side in one process with the same thread count on both sides:
+"""Training steps of the models a PyTorch user ports, ours against PyTorch, side by side in one process.
+
+The CPU set (issue 40), with the same thread count on both sides:
 
 - ``resnet``: a ResNet-style CNN (3x3 convolutions, BatchNorm, residual blocks of 32/64/128 channels,
   global average pooling), batch 64 of 32x32 RGB images, SGD with momentum 0.9;
@@ -8,14 +9,26 @@ side in one process with the same thread count on both sides:
 - ``lstm``: an LSTM classifier (embedding 64, hidden 128, last state to 10 classes), batch 64 x 30
   steps, gradient clipping to global norm 1.0, Adam.
 
+The GPU set (issue 36), against PyTorch eager on the same GPU:
+
+- ``resnet-gn``: ``bench_ddp.py``'s ResNet (a 64-channel stem, stages of 64/128/256 channels with two
+  residual blocks each, GroupNorm with 8 groups), batch 128 of 32x32 images, SGD with momentum 0.9;
+- ``transformer``: a decoder-only transformer (6 pre-norm layers, d_model 512, 8 heads, feed-forward
+  2048, GELU, causal mask), batch 16 x 256 tokens of a vocabulary of 8192, AdamW.
+
 Each step is forward, cross-entropy, backward and the optimizer's update; the two sides are timed in
-alternating blocks (``_harness.compare``) and the medians compared. ``--device`` picks our stack
-(``ndarray``: ``Autodiff(NdArray())``; ``fusion``: ``Autodiff(Fusion(NdArray()))``); GPU stacks are
-meant to join as further ``--device`` values against PyTorch on that GPU.
+alternating blocks (``_harness.compare``) and the medians compared. On a GPU every timed call ends by
+waiting for its work, TF32 is off on both sides (PyTorch's matmul default; its cuDNN default allows TF32,
+so a second row per model gives PyTorch's defaults against ours), and the CUDA kernel time of one step is
+summed for both sides from CUPTI through ``torch.profiler``, which records CuPy's kernels too
+(``--kernels N`` also prints each side's N costliest kernels). ``--device`` picks our stack: ``ndarray``
+(``Autodiff(NdArray())``), ``fusion`` (``Autodiff(Fusion(NdArray()))``), ``cuda`` (``Autodiff(Cuda())``),
+``fusion-cuda`` (``Autodiff(Fusion(Cuda()))``).
 
 Run: ``python tools/bench/bench_models.py [--device ndarray] [--models resnet,gpt,lstm] [--threads N]
-[--quick]`` (``--threads`` defaults to NdArray's thread policy: ``BURN_NUM_THREADS``, else the cores
-the process may run on).
+[--quick] [--kernels N]`` (the GPU devices default to ``--models resnet-gn,transformer``;
+``--threads`` defaults to NdArray's thread policy: ``BURN_NUM_THREADS``, else the cores the process may
+run on).
 """
 
 from __future__ import annotations
@@ -29,13 +42,15 @@ import torch
 from _harness import Row, compare, print_table
 
 from burn_autodiff import Autodiff
-from burn_backend import Device, Tensor
+from burn_backend import Device, Tensor, activation
 from burn_ndarray import NdArray
 from burn_ndarray._threads import num_threads
 from burn_nn import (
+    AdaptiveAvgPool2dConfig,
     BatchNormConfig,
     Conv2dConfig,
     EmbeddingConfig,
+    GroupNormConfig,
     LayerNormConfig,
     LinearConfig,
     LstmConfig,
@@ -135,18 +150,21 @@ class TorchResNet(TORCH.Module):
         return self.head(x.mean((2, 3)))
 
 
-# -- char-level GPT ------------------------------------------------------------------------------------
-VOCAB, D_MODEL, HEADS, LAYERS, CONTEXT = 65, 128, 4, 4, 64
+# -- GPT (char-level on the CPU, the issue's transformer on the GPU) -------------------------------------
+GPT_SIZES = {"gpt": (65, 128, 4, 4, 64, 32), "transformer": (8192, 512, 8, 6, 256, 16)}
+"""Per model: vocabulary, d_model, heads, layers, context and batch."""
 
 
 class Gpt(Module):
-    def __init__(self, device: Device) -> None:
-        self.tokens = EmbeddingConfig(VOCAB, D_MODEL).init(device)
-        self.positions = EmbeddingConfig(CONTEXT, D_MODEL).init(device)
-        config = TransformerEncoderConfig(D_MODEL, 4 * D_MODEL, HEADS, LAYERS, dropout=0.0, norm_first=True)
+    def __init__(
+        self, vocab: int, d_model: int, heads: int, layers: int, context: int, device: Device
+    ) -> None:
+        self.tokens = EmbeddingConfig(vocab, d_model).init(device)
+        self.positions = EmbeddingConfig(context, d_model).init(device)
+        config = TransformerEncoderConfig(d_model, 4 * d_model, heads, layers, dropout=0.0, norm_first=True)
         self.encoder = config.init(device)
-        self.norm = LayerNormConfig(D_MODEL).init(device)
-        self.head = LinearConfig(D_MODEL, VOCAB).init(device)
+        self.norm = LayerNormConfig(d_model).init(device)
+        self.head = LinearConfig(d_model, vocab).init(device)
 
     def forward(self, tokens: Tensor) -> Tensor:
         batch, length = tokens.dims()
@@ -159,22 +177,99 @@ class Gpt(Module):
 
 
 class TorchGpt(TORCH.Module):
-    def __init__(self) -> None:
+    def __init__(self, vocab: int, d_model: int, heads: int, layers: int, context: int) -> None:
         super().__init__()
-        self.tokens = TORCH.Embedding(VOCAB, D_MODEL)
-        self.positions = TORCH.Embedding(CONTEXT, D_MODEL)
+        self.tokens = TORCH.Embedding(vocab, d_model)
+        self.positions = TORCH.Embedding(context, d_model)
         layer = TORCH.TransformerEncoderLayer(
-            D_MODEL, HEADS, 4 * D_MODEL, 0.0, activation="gelu", batch_first=True, norm_first=True
+            d_model, heads, 4 * d_model, 0.0, activation="gelu", batch_first=True, norm_first=True
         )
-        self.encoder = TORCH.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
-        self.norm = TORCH.LayerNorm(D_MODEL)
-        self.head = TORCH.Linear(D_MODEL, VOCAB)
+        self.encoder = TORCH.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = TORCH.LayerNorm(d_model)
+        self.head = TORCH.Linear(d_model, vocab)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         length = tokens.shape[1]
-        x = self.tokens(tokens) + self.positions(torch.arange(length))
-        mask = TORCH.Transformer.generate_square_subsequent_mask(length)
+        x = self.tokens(tokens) + self.positions(torch.arange(length, device=tokens.device))
+        mask = TORCH.Transformer.generate_square_subsequent_mask(length, device=tokens.device)
         return self.head(self.norm(self.encoder(x, mask=mask, is_causal=True)))
+
+
+# -- the GPU ResNet (GroupNorm; bench_ddp.py's model) ---------------------------------------------------
+class GnBlock(Module):
+    def __init__(self, channels_in: int, channels: int, stride: int, device: Device) -> None:
+        same = PaddingConfig2d.Explicit(1, 1)
+        self.conv1 = Conv2dConfig(
+            (channels_in, channels), (3, 3), (stride, stride), padding=same, bias=False
+        ).init(device)
+        self.norm1 = GroupNormConfig(8, channels).init(device)
+        self.conv2 = Conv2dConfig((channels, channels), (3, 3), padding=same, bias=False).init(device)
+        self.norm2 = GroupNormConfig(8, channels).init(device)
+        self.skip: list[Any] = []
+        if stride != 1 or channels_in != channels:
+            self.skip = [
+                Conv2dConfig((channels_in, channels), (1, 1), (stride, stride), bias=False).init(device)
+            ]
+
+    def forward(self, x: Tensor) -> Tensor:
+        y = activation.relu(self.norm1(self.conv1(x)))
+        y = self.norm2(self.conv2(y))
+        return activation.relu(y + (self.skip[0](x) if self.skip else x))
+
+
+class GnResNet(Module):
+    def __init__(self, device: Device) -> None:
+        same = PaddingConfig2d.Explicit(1, 1)
+        self.stem = Conv2dConfig((3, 64), (3, 3), padding=same, bias=False).init(device)
+        self.stem_norm = GroupNormConfig(8, 64).init(device)
+        self.blocks: list[GnBlock] = []
+        channels = 64
+        for stage, width in enumerate((64, 128, 256)):
+            for index in range(2):
+                self.blocks.append(GnBlock(channels, width, 2 if stage and not index else 1, device))
+                channels = width
+        self.pool = AdaptiveAvgPool2dConfig((1, 1)).init()
+        self.head = LinearConfig(256, 10).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = activation.relu(self.stem_norm(self.stem(x)))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.pool(x).flatten(1, 3))
+
+
+class TorchGnBlock(TORCH.Module):
+    def __init__(self, channels_in: int, channels: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = TORCH.Conv2d(channels_in, channels, 3, stride, 1, bias=False)
+        self.norm1 = TORCH.GroupNorm(8, channels)
+        self.conv2 = TORCH.Conv2d(channels, channels, 3, 1, 1, bias=False)
+        self.norm2 = TORCH.GroupNorm(8, channels)
+        self.skip = TORCH.Sequential()
+        if stride != 1 or channels_in != channels:
+            self.skip = TORCH.Sequential(TORCH.Conv2d(channels_in, channels, 1, stride, bias=False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.norm1(self.conv1(x)))
+        return torch.relu(self.norm2(self.conv2(y)) + self.skip(x))
+
+
+class TorchGnResNet(TORCH.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = TORCH.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.stem_norm = TORCH.GroupNorm(8, 64)
+        blocks, channels = [], 64
+        for stage, width in enumerate((64, 128, 256)):
+            for index in range(2):
+                blocks.append(TorchGnBlock(channels, width, 2 if stage and not index else 1))
+                channels = width
+        self.blocks = TORCH.Sequential(*blocks)
+        self.head = TORCH.Linear(256, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.blocks(torch.relu(self.stem_norm(self.stem(x))))
+        return self.head(x.mean((2, 3)))
 
 
 # -- LSTM classifier -----------------------------------------------------------------------------------
@@ -205,43 +300,55 @@ class TorchLstmClassifier(TORCH.Module):
 
 
 # -- steps ---------------------------------------------------------------------------------------------
-def _steps(name: str, device: Device, rng: np.random.Generator) -> tuple[Step, Step, str]:
-    """Our step and PyTorch's for model ``name`` on the same data, and the issue's target."""
+TARGETS = {"resnet": "<= 2.0x", "gpt": "<= 1.4x", "lstm": "<= 1.5x", "resnet-gn": "<= 1.15x"}
+TARGETS["transformer"] = "<= 1.6x"
+GPU_MODELS = ("resnet-gn", "transformer")
+
+
+def _steps(name: str, device: Device, torch_device: str, rng: np.random.Generator) -> tuple[Step, Step]:
+    """Our step and PyTorch's (on ``torch_device``) for model ``name`` on the same data."""
     criterion = loss.CrossEntropyLossConfig().init(device)
     torch_loss = torch.nn.functional.cross_entropy
-    if name == "resnet":
-        images = rng.standard_normal((64, 3, 32, 32)).astype(np.float32)
-        labels = rng.integers(0, 10, 64)
-        model: Any = ResNet(device)
-        optim = SgdConfig(momentum=MomentumConfig(0.9, 0.0, nesterov=False)).init()
-        torch_model: TORCH.Module = TorchResNet()
+    clip = None
+    model: Any
+    torch_model: TORCH.Module
+    if name in ("resnet", "resnet-gn"):
+        batch = 64 if name == "resnet" else 128
+        images = rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)
+        labels = rng.integers(0, 10, batch)
+        model, torch_model = (
+            (ResNet(device), TorchResNet()) if name == "resnet" else (GnResNet(device), TorchGnResNet())
+        )
+        optim: Any = SgdConfig(momentum=MomentumConfig(0.9, 0.0, nesterov=False)).init()
+        torch_model = torch_model.to(torch_device)
         torch_optim: torch.optim.Optimizer = torch.optim.SGD(torch_model.parameters(), lr=0.01, momentum=0.9)
-        lr, clip, target = 0.01, None, "<= 2.0x"
-        inputs, torch_inputs = Tensor.from_data(images, device), torch.from_numpy(images)
-        flat_labels = labels
-    elif name == "gpt":
-        tokens = rng.integers(0, VOCAB, (32, CONTEXT + 1))
-        model = Gpt(device)
+        lr = 0.01
+        data, flat_labels = images, labels
+    elif name in GPT_SIZES:
+        vocab, d_model, heads, layers, context, batch = GPT_SIZES[name]
+        tokens = rng.integers(0, vocab, (batch, context + 1))
+        model = Gpt(vocab, d_model, heads, layers, context, device)
         optim = AdamWConfig().init()
-        torch_model = TorchGpt()
+        torch_model = TorchGpt(vocab, d_model, heads, layers, context).to(torch_device)
         torch_optim = torch.optim.AdamW(torch_model.parameters(), lr=3e-4)
-        lr, clip, target = 3e-4, None, "<= 1.4x"
-        inputs, torch_inputs = Tensor.from_data(tokens[:, :-1], device), torch.from_numpy(tokens[:, :-1])
-        flat_labels = tokens[:, 1:].reshape(-1)
+        lr = 3e-4
+        data, flat_labels = tokens[:, :-1], tokens[:, 1:].reshape(-1)
     elif name == "lstm":
         tokens = rng.integers(0, LSTM_VOCAB, (64, STEPS))
         labels = rng.integers(0, CLASSES, 64)
         model = LstmClassifier(device)
         optim = AdamConfig(grad_clipping=GradientClippingConfig.GlobalNorm(1.0)).init()
-        torch_model = TorchLstmClassifier()
+        torch_model = TorchLstmClassifier().to(torch_device)
         torch_optim = torch.optim.Adam(torch_model.parameters(), lr=1e-3)
-        lr, clip, target = 1e-3, 1.0, "<= 1.5x"
-        inputs, torch_inputs = Tensor.from_data(tokens, device), torch.from_numpy(tokens)
-        flat_labels = labels
+        lr, clip = 1e-3, 1.0
+        data, flat_labels = tokens, labels
     else:
-        raise SystemExit(f"bench_models: unknown model {name!r} (resnet, gpt, lstm)")
-    targets, torch_targets = Tensor.from_data(flat_labels, device), torch.from_numpy(flat_labels)
+        raise SystemExit(f"bench_models: unknown model {name!r} ({', '.join(TARGETS)})")
+    inputs, torch_inputs = Tensor.from_data(data, device), torch.from_numpy(data).to(torch_device)
+    targets = Tensor.from_data(flat_labels, device)
+    torch_targets = torch.from_numpy(flat_labels).to(torch_device)
     state = {"model": model}
+    gpu = torch_device != "cpu"
 
     def ours() -> None:
         current = state["model"]
@@ -250,6 +357,8 @@ def _steps(name: str, device: Device, rng: np.random.Generator) -> tuple[Step, S
             logits = logits.reshape([-1, logits.dims()[-1]])
         grads = GradientsParams.from_grads(criterion(logits, targets).backward(), current)
         state["model"] = optim.step(lr, current, grads)
+        if gpu:
+            device.sync()
 
     def theirs() -> None:
         torch_optim.zero_grad()
@@ -258,44 +367,92 @@ def _steps(name: str, device: Device, rng: np.random.Generator) -> tuple[Step, S
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(torch_model.parameters(), clip)
         torch_optim.step()
+        if gpu:
+            torch.cuda.synchronize()
 
-    return ours, theirs, target
+    return ours, theirs
 
 
 def _device(name: str, threads: int) -> Device:
     if name == "ndarray":
         return Autodiff(NdArray(num_threads=threads)).device()
+    if name in ("cuda", "fusion-cuda"):
+        from burn_cuda import Cuda
+
+        backend: Any = Cuda()
+        if name == "fusion-cuda":
+            from burn_fusion import Fusion
+
+            backend = Fusion(backend)
+        return Autodiff(backend).device()
     if name == "fusion":
         from burn_fusion import Fusion
 
         return Autodiff(Fusion(NdArray(num_threads=threads))).device()
-    raise SystemExit(f"bench_models: --device {name!r} is not measured yet (ndarray, fusion)")
+    raise SystemExit(f"bench_models: unknown --device {name!r} (ndarray, fusion, cuda, fusion-cuda)")
+
+
+def kernel_time(step: Step, steps: int, top: int) -> tuple[float, list[tuple[str, float, int]]]:
+    """The CUDA kernel time of one ``step`` (seconds, the mean over ``steps``, recorded by CUPTI) and the
+    ``top`` costliest kernels (name, seconds a step, launches a step)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as recorded:
+        for _ in range(steps):
+            step()
+    totals: dict[str, list[float]] = {}
+    for event in recorded.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            entry = totals.setdefault(event.name, [0.0, 0])
+            entry[0] += event.device_time_total * 1e-6 / steps
+            entry[1] += 1 / steps
+    ranked = sorted(((name, t, round(n)) for name, (t, n) in totals.items()), key=lambda row: -row[1])
+    return sum(t for _, t, _ in ranked), ranked[:top]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--device", default="ndarray", help="our stack: ndarray (default) or fusion")
-    parser.add_argument("--models", default="resnet,gpt,lstm", help="comma-separated: resnet, gpt, lstm")
-    parser.add_argument("--threads", type=int, default=None, help="threads for both sides")
+    parser.add_argument("--device", default="ndarray", help="our stack: ndarray, fusion, cuda, fusion-cuda")
+    parser.add_argument("--models", default=None, help=f"comma-separated, of: {', '.join(TARGETS)}")
+    parser.add_argument("--threads", type=int, default=None, help="threads for both sides (CPU)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier)")
+    parser.add_argument("--kernels", type=int, default=0, help="GPU: print each side's N costliest kernels")
     args = parser.parse_args()
 
+    gpu = args.device in ("cuda", "fusion-cuda")
+    models = args.models or (",".join(GPU_MODELS) if gpu else "resnet,gpt,lstm")
     threads = args.threads if args.threads is not None else num_threads()
     device = _device(args.device, threads)
+    torch_device = "cuda" if gpu else "cpu"
     torch.set_num_threads(threads)
     device.seed(0)
     torch.manual_seed(0)
     rows: list[Row] = []
-    for name in args.models.split(","):
-        ours, theirs, target = _steps(name.strip(), device, np.random.default_rng(0))
-        for _ in range(2):  # warm-up: kernels compile, buffers and caches fill
+    kernel_rows: list[Row] = []
+    for name in models.split(","):
+        name = name.strip()
+        target = TARGETS.get(name, "")
+        if gpu:  # TF32 off on both sides (ours has it off unless CUPY_TF32=1)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        ours, theirs = _steps(name, device, torch_device, np.random.default_rng(0))
+        for _ in range(3 if gpu else 2):  # warm-up: kernels compile, plans build, caches fill
             ours()
             theirs()
         repeat, number = (3, 3) if args.quick else (7, 5)
         rows.append(compare(f"{name} training step", ours, theirs, "torch", target, repeat, number))
-    print_table(
-        f"Training steps on {args.device}, {threads} thread(s) a side (ratio = ours / PyTorch CPU)", rows
-    )
+        if not gpu:
+            continue
+        ours_kernels, ours_top = kernel_time(ours, number, args.kernels)
+        theirs_kernels, theirs_top = kernel_time(theirs, number, args.kernels)
+        kernel_rows.append(Row(f"{name} CUDA kernel time", ours_kernels, theirs_kernels, "torch", "<= 1.1x"))
+        for side, top in (("ours", ours_top), ("torch", theirs_top)):
+            for kernel, seconds, launches in top:
+                print(f"  {name} {side:5} {seconds * 1e6:9.1f} us {launches:5d}x  {kernel[:110]}")
+        torch.backends.cudnn.allow_tf32 = True  # PyTorch's default (its matmul default is off)
+        rows.append(compare(f"{name} step, torch defaults", ours, theirs, "torch", "", repeat, number))
+    where = f"{args.device}, {threads} thread(s) a side" if not gpu else f"{args.device} (PyTorch eager CUDA)"
+    print_table(f"Training steps on {where} (ratio = ours / PyTorch)", rows + kernel_rows)
 
 
 if __name__ == "__main__":
