@@ -10,14 +10,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from burn_backend import Device, DType, Kind, Tensor
+from burn_backend import AttentionOptions, Device, DType, Kind, Tensor
 from burn_backend import activation as A
+from burn_backend import module as M
 
 from ._config import Config, variant
 from ._dropout import Dropout, DropoutConfig
 from ._initializer import Initializer
 from ._linear import Linear, LinearConfig
-from ._module import Module
+from ._module import Module, is_training
 
 __all__ = [
     "GeneratePaddingMask",
@@ -40,8 +41,10 @@ class MultiHeadAttentionConfig(Config):
         d_model: the size of the inputs' and output's last dim (and of each projection).
         n_heads: the number of heads; it divides ``d_model`` (each head has ``d_model / n_heads`` dims).
         dropout: the probability of zeroing each attention weight while training.
-        min_float: the score given to masked positions before the softmax (Burn's ``-1e4``; a much lower
-            value may overflow to NaN in low precision).
+        min_float: the score given to masked positions before the softmax on the composed path only
+            (dropout in effect, or ``quiet_softmax``); Burn's ``-1e4``, and a much lower value may
+            overflow to NaN in low precision. There a query whose every key is masked averages the
+            values uniformly; the backend's attention op, used otherwise, gives it zeros.
         quiet_softmax: use the quiet softmax ``exp(x) / (1 + sum(exp(x)))``, which lets a head attend
             to nothing.
         initializer: how the weights and biases of the four projections are drawn; the default is
@@ -131,18 +134,64 @@ class MhaInput(_Masks):
         return MhaInput(self.query, self.key, self.value, self._mask_pad, mask_attn)
 
 
-@dataclass(frozen=True)
 class MhaOutput:
     """The output of ``MultiHeadAttention``.
+
+    ``weights`` may be computed lazily: when the layer ran the backend's fused attention op, the
+    ``[batch, n_heads, seq_q, seq_k]`` weights are not materialized until ``weights`` is first read;
+    they are then computed from the projected query and key the output keeps (with the same masking,
+    so a query whose every key is masked gets zero weights), once, and stay differentiable with
+    respect to the layer's inputs and parameters.
+
+    Args:
+        weights: the attention weights.
+        context: the attended values.
 
     Attributes:
         weights: ``[batch, n_heads, seq_q, seq_k]``, the attention weights that produced the context
             (after dropout while training).
         context: ``[batch, seq_q, d_model]``, the attended values after the output projection.
+
+    Example:
+        >>> out = mha(MhaInput.self_attn(x))
+        >>> out.context.dims(), out.weights.dims()  # weights computed here, on first read
+        ([2, 5, 16], [2, 4, 5, 5])
     """
 
-    weights: Tensor
-    context: Tensor
+    __slots__ = ("_compute", "_context", "_weights")
+
+    def __init__(self, weights: Tensor, context: Tensor) -> None:
+        self._weights: Tensor | None = weights
+        self._compute: Callable[[], Tensor] | None = None
+        self._context = context
+
+    @classmethod
+    def _lazy(cls, weights: Callable[[], Tensor], context: Tensor) -> MhaOutput:
+        """An output whose weights are ``weights()``, called on the first read."""
+        output = cls.__new__(cls)
+        output._weights = None
+        output._compute = weights
+        output._context = context
+        return output
+
+    @property
+    def weights(self) -> Tensor:
+        """``[batch, n_heads, seq_q, seq_k]``, the attention weights (computed on the first read where
+        the layer ran the fused op)."""
+        if self._weights is None:
+            assert self._compute is not None
+            self._weights = self._compute()
+            self._compute = None  # the query and key it held are no longer needed
+        return self._weights
+
+    @property
+    def context(self) -> Tensor:
+        """``[batch, seq_q, d_model]``, the attended values after the output projection."""
+        return self._context
+
+    def __repr__(self) -> str:
+        weights = "<not computed>" if self._weights is None else repr(self._weights)
+        return f"MhaOutput(weights={weights}, context={self._context!r})"
 
 
 class TensorCache:
@@ -240,13 +289,20 @@ class MultiHeadAttention(Module):
 
     The query, key and value are projected by ``query``, ``key`` and ``value`` (``Linear`` layers of
     ``d_model`` to ``d_model``, Burn's ``[d_input, d_output]`` weight layout), split into ``n_heads`` heads
-    of ``d_k = d_model / n_heads`` dims, attended with ``softmax(q k^T / sqrt(d_k))`` (masked positions
-    scored ``min_float``), merged and projected by ``output``. Numerically this is PyTorch's
-    ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)`` whose packed ``in_proj_weight`` is the
-    transposed query, key and value weights stacked.
+    of ``d_k = d_model / n_heads`` dims, attended with ``softmax(q k^T / sqrt(d_k))``, merged and
+    projected by ``output``. Numerically this is PyTorch's ``nn.MultiheadAttention(d_model, n_heads,
+    batch_first=True)`` whose packed ``in_proj_weight`` is the transposed query, key and value weights
+    stacked.
 
-    While training (on an autodiff backend), dropout zeroes attention weights after the softmax, as
-    PyTorch does.
+    The attention itself is the backend's attention op (``burn_backend.module.attention``, a fused
+    kernel where the backend has one) with the padding and attention masks merged into one, whenever
+    that computes the same thing: no dropout in effect (``dropout`` 0, or evaluating) and no
+    ``quiet_softmax``. There a query whose every key is masked gets a zero context before the output
+    projection (PyTorch gives NaN), and its weights are zeros. Otherwise the layer composes the product,
+    the masking (masked scores set to ``min_float``, so a fully masked query averages every value
+    uniformly), the softmax, dropout and the second product. While training (on an autodiff backend),
+    dropout zeroes attention weights after the softmax, as PyTorch does. ``MhaOutput.weights`` is
+    computed only when read after the fused op.
 
     Example:
         >>> mha = MultiHeadAttentionConfig(d_model=16, n_heads=4).init(device)
@@ -325,6 +381,25 @@ class MultiHeadAttention(Module):
         seq_q: int,
         project: Callable[[Tensor], Tensor],
     ) -> MhaOutput:
+        if self.quiet_softmax or (self.dropout.prob > 0.0 and is_training(query)):
+            return self._attend_composed(query, key, value, input, batch, seq_q, project)
+        mask = _merged_mask(input, batch, seq_q)
+        scale = 1.0 / math.sqrt(self.d_k)
+        context = M.attention(query, key, value, mask, options=AttentionOptions(scale=scale))
+        context = context.swap_dims(1, 2).reshape([batch, seq_q, self.d_model])
+        return MhaOutput._lazy(lambda: _masked_weights(query, key, mask, scale), project(context))
+
+    def _attend_composed(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        input: MhaInput,
+        batch: int,
+        seq_q: int,
+        project: Callable[[Tensor], Tensor],
+    ) -> MhaOutput:
+        """Attention as separate ops, for what the attention op lacks: dropout and the quiet softmax."""
         # PyTorch scales the query before the product; doing the same keeps gradients within rounding
         scores = (query * (1.0 / math.sqrt(self.d_k))).matmul(key.swap_dims(2, 3))
         if input.padding_mask is not None:
@@ -369,6 +444,41 @@ class MultiHeadAttention(Module):
         _check_mask(where, "mask_pad", input.padding_mask, [batch, seq_k], "[batch, seq_k]")
         _check_mask(where, "mask_attn", input.attention_mask, [batch, seq_q, seq_k], "[batch, seq_q, seq_k]")
         return batch, seq_q
+
+
+def _merged_mask(input: MhaInput, batch: int, seq_q: int) -> Tensor | None:
+    """The padding mask ``[batch, seq_k]`` and the attention mask ``[batch, seq_q, seq_k]`` of ``input``
+    as one Bool mask broadcasting over the heads: ``[batch, 1, seq_q or 1, seq_k]``, true = masked."""
+    pad, attn = input.padding_mask, input.attention_mask
+    if attn is not None:
+        attn = attn.unsqueeze_dim(1)
+    if pad is None:
+        return attn
+    pad = pad.unsqueeze_dim(1).unsqueeze_dim(1)
+    if attn is None:
+        return pad
+    return pad.expand(attn.dims()).bool_or(attn)
+
+
+# the lowest finite value of each float dtype: masked scores must stay finite for the softmax's gradient
+_LOWEST = {
+    DType.F64: float(np.finfo(np.float64).min),
+    DType.F32: float(np.finfo(np.float32).min),
+    DType.F16: float(np.finfo(np.float16).min),
+    DType.BF16: -3.3895313892515355e38,
+}
+
+
+def _masked_weights(query: Tensor, key: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+    """The weights of the attention op: ``softmax(q k^T * scale)`` with masked keys at zero, and zeros
+    on a query whose every key is masked."""
+    scores = (query * scale).matmul(key.swap_dims(2, 3))
+    if mask is None:
+        return A.softmax(scores, 3)
+    # a finite fill (not -inf) gives a fully masked row a uniform softmax, not NaN, before the zeroing,
+    # so no NaN reaches the gradient either
+    scores = scores.mask_fill(mask, _LOWEST[scores.dtype])
+    return A.softmax(scores, 3).mask_fill(mask, 0.0)
 
 
 def _check_mask(where: str, name: str, mask: Tensor | None, expected: list[int], layout: str) -> None:
