@@ -1,8 +1,10 @@
 """The Cuda backend (CuPy) against PyTorch CUDA eager on one GPU, side by side in one run: add of two
 64M-float tensors, matmul 4096² f32, conv2d forward + backward (and, for the large problem, each of its
 three kernels alone; through cuDNN where its frontend is installed, then again on burn-cuda's own
-kernels), the host cost of a tiny op (on ``Cuda()`` and through ``Fusion(Cuda())``), and one
-training step of the guide model (batch 64, Adam) on ``Autodiff(Cuda())``; with burn-fusion, the Book's
+kernels), scaled dot-product attention forward + backward [16, 8, 1024, 64] causal in f32 and bf16
+against ``torch.nn.functional.scaled_dot_product_attention``, the host cost of a tiny op (on ``Cuda()``
+and through ``Fusion(Cuda())``), and one training step of the guide model (batch 64, Adam) on
+``Autodiff(Cuda())``; with burn-fusion, the Book's
 custom GELU on 64M f32 and the guide step through ``Fusion(Cuda())``, against PyTorch eager and against
 ``torch.compile`` (default mode).
 
@@ -14,7 +16,8 @@ column is our time over PyTorch's; the targets are the issue's (a bandwidth or t
 
 Without a GPU, CuPy or PyTorch CUDA it prints why and exits 0.
 
-Run: ``python tools/bench/bench_cuda.py [--quick]``.
+Run: ``python tools/bench/bench_cuda.py [--quick]``; the attention rows alone:
+``python -c "import sys; sys.path.insert(0, 'tools/bench'); import bench_cuda; bench_cuda.attention_main()"``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 from _harness import Row, arguments, compare, print_table
 
-from burn_backend import Backend, ConvOptions, Device, Tensor, module
+from burn_backend import AttentionOptions, Backend, ConvOptions, Device, DType, Tensor, module
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "guide"))
 
@@ -212,6 +215,81 @@ def _conv_rows(repeat: int, torch: Any) -> list[Row]:
         rows.append(_conv_row((32, 64, 56, 56), 128, repeat, torch, backend, label))
         rows.extend(_conv_op_rows((32, 64, 56, 56), 128, repeat, torch, backend, label))
     return rows
+
+
+def _attention_rows(repeat: int, torch: Any, dtype_name: str) -> list[Row]:
+    """Attention on primitives (``attention`` then ``attention_backward``, no autodiff) against PyTorch's
+    SDPA (its memory-efficient kernel in f32, flash attention in bf16) with autograd, both causal."""
+    from burn_cuda import Cuda
+    from burn_cuda._cupy import cp
+
+    backend = Cuda()
+    device = backend.device(0)
+    shape = (16, 8, 1024, 64)
+    dtype = DType.F32 if dtype_name == "f32" else DType.BF16
+    tdtype = torch.float32 if dtype_name == "f32" else torch.bfloat16
+    rng = np.random.default_rng(0)
+    host = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    q, k, v, g = (cp.asarray(a.astype(dtype.numpy)) for a in host)
+    tq, tk, tv = (torch.tensor(a, device="cuda", dtype=tdtype, requires_grad=True) for a in host[:3])
+    tg = torch.tensor(host[3], device="cuda", dtype=tdtype)
+    options = AttentionOptions(is_causal=True)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ours_out = cp.asnumpy(backend.runtime.widen(backend.attention(q, k, v, None, None, options)))
+    theirs_out = sdpa(tq, tk, tv, is_causal=True).float().detach().cpu().numpy()
+    tolerance = 1e-4 if dtype_name == "f32" else 3e-2
+    np.testing.assert_allclose(ours_out, theirs_out, rtol=tolerance, atol=tolerance)
+
+    def ours_forward() -> None:
+        backend.attention(q, k, v, None, None, options)
+        device.sync()
+
+    def ours_step() -> None:
+        out = backend.attention(q, k, v, None, None, options)
+        backend.attention_backward(q, k, v, None, None, options, out, g)
+        device.sync()
+
+    def theirs_forward() -> None:
+        with torch.no_grad():
+            sdpa(tq, tk, tv, is_causal=True)
+        torch.cuda.synchronize()
+
+    def theirs_step() -> None:
+        torch.autograd.grad(sdpa(tq, tk, tv, is_causal=True), (tq, tk, tv), tg)
+        torch.cuda.synchronize()
+
+    size = "x".join(str(n) for n in shape)
+    target = "<= 1.2x" if dtype_name == "f32" else "-"
+    return [
+        compare(
+            f"attention fwd {size} {dtype_name} causal", ours_forward, theirs_forward, "torch", "-", repeat, 5
+        ),
+        compare(
+            f"attention fwd+bwd {size} {dtype_name} causal",
+            ours_step,
+            theirs_step,
+            "torch",
+            target,
+            repeat,
+            5,
+        ),
+    ]
+
+
+def attention_main() -> None:
+    """The attention rows alone (f32 and bf16), TF32 off on both sides."""
+    args = arguments(__doc__ or "")
+    reason = _unavailable()
+    if reason is not None:
+        print(f"bench_cuda: skipped: {reason}")
+        return
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    repeat = 3 if args.quick else 7
+    rows = _attention_rows(repeat, torch, "f32") + _attention_rows(repeat, torch, "bf16")
+    print_table("Cuda attention vs PyTorch SDPA (ratio = our time / PyTorch time)", rows)
 
 
 def _guide_rows(repeat: int, torch: Any, inner: Backend, compiled: bool = False) -> list[Row]:
@@ -402,6 +480,8 @@ def main() -> None:
     print(f"GPU: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
     rows = _elementwise_rows(device, torch, repeat)
     rows.extend(_conv_rows(repeat, torch))
+    rows.extend(_attention_rows(repeat, torch, "f32"))
+    rows.extend(_attention_rows(repeat, torch, "bf16"))
     rows.extend(_guide_rows(repeat, torch, Cuda()))
     try:
         from burn_fusion import Fusion
