@@ -60,6 +60,7 @@ from ._options import GridSampleOptions as GridSampleOptions
 from ._options import IndexingUpdateOp as IndexingUpdateOp
 from ._options import InterpolateMode as InterpolateMode
 from ._options import InterpolateOptions as InterpolateOptions
+from ._options import SgdOptions as SgdOptions
 from ._options import UnfoldOptions as UnfoldOptions
 from ._record import ParamId as ParamId
 from ._record import ParamRecord as ParamRecord
@@ -129,4 +130,5 @@ __all__ = [
     "GridSampleOptions",
     # settings of optimizer ops
     "AdamOptions",
+    "SgdOptions",
 ]

@@ -185,3 +185,30 @@ class AdamOptions:
             self.lr / correction_1,
             keep,
         )
+
+
+@dataclass(frozen=True)
+class SgdOptions:
+    """The settings of one SGD update (``OptimizerOps.float_sgd_step``), as ``torch.optim.SGD``'s.
+
+    Attributes:
+        lr: the learning rate.
+        momentum: the factor the velocity decays by each step; 0 for plain gradient descent (no
+            velocity is kept).
+        dampening: in ``[0, 1]``; each gradient after the first enters the velocity times
+            ``1 - dampening``.
+        nesterov: step along ``grad + momentum * velocity`` instead of the velocity.
+        weight_decay: the L2 penalty added to the gradient (``weight_decay * param``); 0 for none.
+    """
+
+    lr: float
+    momentum: float = 0.0
+    dampening: float = 0.0
+    nesterov: bool = False
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.momentum >= 0.0:
+            raise ValueError(f"SgdOptions: momentum must be >= 0, got {self.momentum!r}")
+        if not 0.0 <= self.dampening <= 1.0:
+            raise ValueError(f"SgdOptions: dampening must be in [0, 1], got {self.dampening!r}")

@@ -9,7 +9,16 @@ from collections.abc import Callable, Sequence
 from threading import get_ident
 from typing import Any, ClassVar
 
-from burn_backend import ActivationOps, AdamOptions, AutodiffBackend, Backend, Device, DType, OptimizerOps
+from burn_backend import (
+    ActivationOps,
+    AdamOptions,
+    AutodiffBackend,
+    Backend,
+    Device,
+    DType,
+    OptimizerOps,
+    SgdOptions,
+)
 from burn_backend.kit import CAST_OPS, ELEMENTWISE_OPS, BackendDecorator, ElementwiseOp, interface_methods
 from burn_backend.quantization import is_quantized
 
@@ -296,6 +305,28 @@ class Fusion(BackendDecorator):
             [wrap(m) for m in new_moments_1],
             [wrap(v) for v in new_moments_2],
         )
+
+    def float_sgd_step(
+        self,
+        tensors: Sequence[Any],
+        grads: Sequence[Any],
+        velocities: Sequence[Any | None],
+        options: SgdOptions,
+    ) -> tuple[list[Any], list[Any | None]]:
+        """The inner backend's kernel where it has one (one launch on Cuda); else the update's
+        element-wise ops, recorded and fused like any chain (as ``float_adam_step``)."""
+        if getattr(type(self._inner), "float_sgd_step", None) is OptimizerOps.float_sgd_step:
+            recorded: tuple[list[Any], list[Any | None]]
+            recorded = OptimizerOps.float_sgd_step(self, tensors, grads, velocities, options)
+            return recorded
+        unwrap, wrap = self.unwrap, self.wrap
+        new_tensors, new_velocities = self._inner.float_sgd_step(
+            [unwrap(t) for t in tensors],
+            [unwrap(g) for g in grads],
+            [None if v is None else unwrap(v) for v in velocities],
+            options,
+        )
+        return [wrap(t) for t in new_tensors], [None if v is None else wrap(v) for v in new_velocities]
 
     def _eager(self, name: str, tensors: tuple[Any, ...], scalars: tuple[Any, ...]) -> Any:
         unwrap = self.unwrap

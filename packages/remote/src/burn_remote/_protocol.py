@@ -27,6 +27,7 @@ from burn_backend import (
     InterpolateMode,
     InterpolateOptions,
     ReduceOperation,
+    SgdOptions,
     UnfoldOptions,
 )
 from burn_backend._backend import BACKEND_METHODS, interface_methods
@@ -48,6 +49,7 @@ OPTION_CLASSES: dict[str, type[Any]] = {
         Distribution,
         GridSampleOptions,
         InterpolateOptions,
+        SgdOptions,
         UnfoldOptions,
     )
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._options import AdamOptions
+from .._options import AdamOptions, SgdOptions
 
 P = Any  # a primitive of the backend: opaque, exposing .shape and .dtype
 
@@ -63,3 +63,51 @@ class OptimizerOps:
             new_moments_1.append(m)
             new_moments_2.append(v)
         return new_tensors, new_moments_1, new_moments_2
+
+    def float_sgd_step(
+        self,
+        tensors: Sequence[P],
+        grads: Sequence[P],
+        velocities: Sequence[P | None],
+        options: SgdOptions,
+    ) -> tuple[list[P], list[P | None]]:
+        """One SGD update of every tensor, in PyTorch's arrangement (``torch.optim.SGD``).
+
+        For each tensor ``p`` with gradient ``g`` and velocity ``v`` (``None``: the first step), with
+        ``options``' ``lr``, ``momentum``, ``dampening``, ``nesterov`` and ``weight_decay``:
+
+        - ``g = weight_decay * p + g`` (when ``weight_decay``);
+        - with momentum: ``v = g`` at the first step, else ``v = v * momentum + g * (1 - dampening)``;
+          the step's direction is ``v * momentum + g`` (Nesterov) or ``v``; without momentum it is ``g``
+          and no velocity is kept;
+        - ``p = p - direction * lr``.
+
+        Each operation rounds to the tensor's dtype in this order (a factor of exactly 1 is skipped: it
+        changes nothing), so a kernel that follows it gives the default's values bit for bit. Every list
+        is as long as ``tensors``; each gradient and velocity has its tensor's shape, dtype and device.
+
+        Returns:
+            The new tensors and velocities (``None`` each without momentum).
+        """
+        b: Any = self
+        decay, momentum, lr = options.weight_decay, options.momentum, options.lr
+        rest = 1.0 - options.dampening
+        new_tensors: list[P] = []
+        new_velocities: list[P | None] = []
+        for p, g, v in zip(tensors, grads, velocities, strict=True):
+            if decay:
+                g = b.float_add(b.float_mul_scalar(p, decay), g)
+            direction = g
+            if momentum:
+                if v is None:
+                    v = g
+                else:
+                    v = b.float_add(
+                        b.float_mul_scalar(v, momentum), g if rest == 1.0 else b.float_mul_scalar(g, rest)
+                    )
+                direction = b.float_add(b.float_mul_scalar(v, momentum), g) if options.nesterov else v
+            else:
+                v = None
+            new_tensors.append(b.float_sub(p, direction if lr == 1.0 else b.float_mul_scalar(direction, lr)))
+            new_velocities.append(v)
+        return new_tensors, new_velocities

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, cast
 
-from burn_backend import AdamOptions, OptimizerOps
+from burn_backend import AdamOptions, OptimizerOps, SgdOptions
 from burn_backend.array import ArrayFloatOps, in_f32
 
 from .._cupy import cp
@@ -112,4 +112,17 @@ class FloatOps(ArrayFloatOps):
             return OptimizerOps.float_adam_step(
                 cast(Any, self), tensors, grads, moments_1, moments_2, options
             )
+        return updated
+
+    def float_sgd_step(
+        self,
+        tensors: Sequence[Array],
+        grads: Sequence[Array],
+        velocities: Sequence[Array | None],
+        options: SgdOptions,
+    ) -> tuple[list[Array], list[Array | None]]:
+        # f32 and f64: one launch for up to 32 tensors (the default launches up to five kernels a tensor)
+        updated = _optim.sgd_step(tensors, grads, velocities, options)
+        if updated is None:
+            return OptimizerOps.float_sgd_step(cast(Any, self), tensors, grads, velocities, options)
         return updated
