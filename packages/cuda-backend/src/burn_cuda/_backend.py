@@ -24,6 +24,7 @@ from ._fusion import compile_block
 from ._fusion_fused import compile_matmul, compile_reduce
 from ._graph import CudaStepCapture
 from ._ops._collective import CollectiveOps
+from ._ops.activation import ActivationOps
 from ._ops.attention import AttentionOps
 from ._ops.float import FloatOps
 from ._ops.module import ModuleOps
@@ -80,7 +81,7 @@ def _every_op_on_its_device(cls: type) -> type:
 
 
 @_every_op_on_its_device
-class Cuda(NormOps, AttentionOps, ReduceOps, FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
+class Cuda(NormOps, AttentionOps, ReduceOps, ActivationOps, FloatOps, ModuleOps, CollectiveOps, ArrayBackend):
     """The NVIDIA GPU backend: tensors are CuPy arrays, one device per GPU.
 
     Matrix products go through cuBLAS with TF32 off (CuPy's default; set ``CUPY_TF32=1`` before CuPy

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._cupy import contiguous, cp
 from .._ops._conv import add_bias
-from . import _library
+from . import _autotune, _library
 from ._plans import PlanCache, Unsupported
 
 Array = Any
@@ -72,13 +72,18 @@ class ConvKey(NamedTuple):
 @dataclass
 class ConvPlan:
     """A built cuDNN graph, its operands in execution order (``a``, ``b``, bias if any, result) and
-    their uids, its workspace bytes, and the direct way to run it (``_direct``), if any."""
+    their uids, its workspace bytes, and the direct way to run it (``_direct``), if any; with autotune,
+    the engines to time at its first run."""
 
     graph: Any
     operands: list[Any]
     uids: list[int]
     workspace: int
     direct: tuple[Any, int] | None
+    candidates: list[tuple[str, tuple[int, int]]] = field(default_factory=list)
+    """Engines still to be timed against each other (name, then native index and workspace bytes) at
+    the plan's first run, where autotune is on (``_autotune``); empty once chosen."""
+    description: str = ""
 
 
 DIRECT = True
@@ -141,17 +146,46 @@ def _build(key: ConvKey) -> ConvPlan:
         excluded.append(notes.TENSOR_CORE)
     graph.deselect_numeric_notes(excluded)
     graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    # the first plan, in the heuristics' order, that builds; an excluded one refuses to
-    refusals = []
+    # the first plan, in the heuristics' order, that builds (an excluded one refuses to); with autotune,
+    # every one that builds, up to a bound, timed at the first run
+    tune = _autotune.enabled()
+    refusals, built = [], []
     for index in range(graph.get_execution_plan_count()):
         try:
             graph.build_plan_at_index(index)
         except Exception as error:
             refusals.append(f"{type(error).__name__}: {str(error).strip()[:200]}")
             continue
-        uids = [int(tensor.uid) for tensor in operands]
-        return ConvPlan(graph, operands, uids, int(graph.get_workspace_size()), _direct(graph))
-    raise Unsupported(f"no plan builds ({len(refusals)} proposed: {'; '.join(refusals[:3]) or 'none'})")
+        built.append(index)
+        if not tune or len(built) == _autotune.CANDIDATES:
+            break
+    if not built:
+        raise Unsupported(f"no plan builds ({len(refusals)} proposed: {'; '.join(refusals[:3]) or 'none'})")
+    uids = [int(tensor.uid) for tensor in operands]
+    candidates = _candidates(graph, built) if len(built) > 1 else []
+    if candidates:
+        graph.select_plan(built[0])
+    description = str(key).replace(f", GPU {key.device})", ")")
+    plan = ConvPlan(graph, operands, uids, 0, None, candidates, description)
+    plan.workspace = int(graph.get_workspace_size_plan_at_index(built[0]))
+    plan.direct = _direct(graph)
+    return plan
+
+
+def _candidates(graph: Any, built: list[int]) -> list[tuple[str, tuple[int, int]]]:
+    """Each built plan's engine name, native index and workspace bytes, or none where this frontend
+    cannot run a plan by its native index (then the heuristics' first plan is used)."""
+    plans = vars(graph).get("_plans")
+    if not plans or not hasattr(vars(graph).get("_lowered_graph"), "_execute_plan_at_index"):
+        return []
+    found = []
+    for index in built:
+        native = getattr(plans[index], "cpp_index", None)
+        if native is None:
+            return []
+        name = str(graph.get_plan_name_at_index(index))
+        found.append((name, (int(native), int(graph.get_workspace_size_plan_at_index(index)))))
+    return found
 
 
 def _direct(graph: Any) -> tuple[Any, int] | None:
@@ -170,18 +204,32 @@ def _direct(graph: Any) -> tuple[Any, int] | None:
 
 
 def _execute(plan: ConvPlan, arrays: Sequence[Array]) -> bool:
-    space = _library.workspace(plan.workspace)
+    if plan.candidates:
+        candidates, plan.candidates = plan.candidates, []
+        native, plan.workspace = _autotune.choose(
+            plan.description, candidates, lambda candidate: _execute_native(plan, arrays, *candidate)
+        )
+        plan.direct = (vars(plan.graph)["_lowered_graph"], native)
+    if plan.direct is not None and DIRECT:
+        _execute_native(plan, arrays, plan.direct[1], plan.workspace)
+    else:
+        space = _library.workspace(plan.workspace)
+        space_pointer = 0 if space is None else int(space.data.ptr)
+        operands = {tensor: int(array.data.ptr) for tensor, array in zip(plan.operands, arrays)}
+        plan.graph.execute(operands, space_pointer, handle=_library.handle())
+    return True
+
+
+def _execute_native(plan: ConvPlan, arrays: Sequence[Array], native: int, workspace: int) -> None:
+    """Run the graph's plan of native index ``native`` (``_direct``) with a workspace of its size."""
+    space = _library.workspace(workspace)
     space_pointer = 0 if space is None else int(space.data.ptr)
     handle = _library.handle()
-    if plan.direct is not None and DIRECT:
-        lowered, index = plan.direct
-        pointers = {uid: int(array.data.ptr) for uid, array in zip(plan.uids, arrays)}
-        raw = getattr(handle, "backend_handle", handle)
-        lowered._execute_plan_at_index(pointers, space_pointer, index, raw, None, None, None)
-    else:
-        operands = {tensor: int(array.data.ptr) for tensor, array in zip(plan.operands, arrays)}
-        plan.graph.execute(operands, space_pointer, handle=handle)
-    return True
+    pointers = {uid: int(array.data.ptr) for uid, array in zip(plan.uids, arrays)}
+    raw = getattr(handle, "backend_handle", handle)
+    vars(plan.graph)["_lowered_graph"]._execute_plan_at_index(
+        pointers, space_pointer, native, raw, None, None, None
+    )
 
 
 def _not_capturing() -> bool:
