@@ -1,12 +1,12 @@
-"""The multi-tensor Adam kernel: its generated CUDA C (checked everywhere), and its updates equal to the
-interface's default composition bit for bit (on a GPU)."""
+"""The multi-tensor Adam and SGD kernels: their generated CUDA C (checked everywhere), and their updates
+equal to the interface's default compositions bit for bit (on a GPU)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from burn_backend import AdamOptions, OptimizerOps
+from burn_backend import AdamOptions, OptimizerOps, SgdOptions
 from burn_cuda import Cuda
 from burn_cuda._cupy import unavailable_reason
 from burn_cuda._ops import _optim
@@ -24,7 +24,7 @@ OPTIONS = {
 
 
 def test_the_kernel_picks_each_block_s_tensor_and_rounds_every_operation() -> None:
-    source = _optim._source(3, np.dtype(np.float32))
+    source = _optim._ADAM_UPDATE.source(3, np.dtype(np.float32))
     assert "void burn_adam_3_f(" in source
     for k in range(3):
         assert f"const float* __restrict__ p{k}" in source
@@ -37,7 +37,12 @@ def test_the_kernel_picks_each_block_s_tensor_and_rounds_every_operation() -> No
     for operator in (" * ", " + ", " / "):
         assert operator not in body
     assert "sqrtf(moment_2)" in source
-    assert "sqrt(moment_2)" in _optim._source(1, np.dtype(np.float64))
+    assert "sqrt(moment_2)" in _optim._ADAM_UPDATE.source(1, np.dtype(np.float64))
+    for update in (_optim._SGD_UPDATE, _optim._SGD_MOMENTUM_UPDATE):
+        sgd = update.source(2, np.dtype(np.float32))
+        body = sgd[sgd.index("const float x = p[i];") :]
+        for operator in (" * ", " + ", " / ", " - "):
+            assert operator not in body
 
 
 @needs_gpu
@@ -64,4 +69,39 @@ def test_the_kernel_gives_the_default_bit_for_bit(dtype: type[np.generic], setti
         assert len(got_list) == len(shapes)
         for got, want in zip(got_list, want_list):
             assert got.shape == want.shape
+            np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(want))
+
+
+SGD_OPTIONS = {
+    "plain": SgdOptions(lr=0.1),
+    "decay": SgdOptions(lr=0.05, weight_decay=0.01),
+    "momentum": SgdOptions(lr=0.1, momentum=0.9),
+    "dampened": SgdOptions(lr=0.1, momentum=0.8, dampening=0.3, weight_decay=0.02),
+    "nesterov": SgdOptions(lr=0.2, momentum=0.9, nesterov=True, weight_decay=0.1),
+}
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("setting", sorted(SGD_OPTIONS))
+def test_the_sgd_kernel_gives_the_default_bit_for_bit(dtype: type[np.generic], setting: str) -> None:
+    import cupy as cp
+
+    backend = Cuda()
+    options = SGD_OPTIONS[setting]
+    rng = np.random.default_rng(1)
+    # 40 tensors (two launches), an empty one, a strided one; the first five without a velocity
+    shapes = [(int(n),) for n in rng.integers(1, 20_000, 37)] + [(0,), (4096,), (9, 700)]
+    arrays = [[cp.asarray(rng.standard_normal(shape).astype(dtype)) for shape in shapes] for _ in range(3)]
+    params, grads, velocities = arrays
+    params[-1] = cp.ascontiguousarray(params[-1].T).T
+    v: list[object] = [None if i < 5 else a for i, a in enumerate(velocities)]
+    kernel = backend.float_sgd_step(params, grads, v, options)
+    default = OptimizerOps.float_sgd_step(backend, params, grads, v, options)
+    for got_list, want_list in zip(kernel, default):
+        assert len(got_list) == len(shapes)
+        for got, want in zip(got_list, want_list):
+            if want is None:
+                assert got is None
+                continue
             np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(want))
