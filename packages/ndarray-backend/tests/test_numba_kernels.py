@@ -176,3 +176,43 @@ def test_the_adam_kernel_gives_the_default_bit_for_bit(
             assert got.dtype == want.dtype
             assert got.shape == want.shape
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_backward_adds_rows_in_a_kernel_with_np_add_at_sums(
+    dtype: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from burn_backend.array import ArrayModuleOps
+
+    backend = NdArray()
+    rng = np.random.default_rng(0)
+    weights = np.zeros((11, 6), dtype=dtype)
+    grad = rng.standard_normal((3, 40, 6)).astype(dtype)
+    indices = rng.integers(0, 11, (3, 40))
+    indices[0, :5] = 4  # duplicates in a row, and row 10 untouched
+    indices[indices == 10] = 3
+    shared = ArrayModuleOps.embedding_backward(backend, weights, grad, indices)  # np.add.at, in order
+    want = np.zeros((11, 6))
+    for index, row in zip(indices.ravel(), grad.reshape(-1, 6).astype(np.float64), strict=True):
+        want[index] += row
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the shared scatter ran")
+
+    monkeypatch.setattr(ArrayModuleOps, "embedding_backward", refused)
+    got = backend.embedding_backward(weights, grad, indices)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, shared)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    assert not got[10].any()
+
+
+def test_embedding_backward_leaves_indices_out_of_range_to_the_shared_code() -> None:
+    backend = NdArray()
+    weights = np.zeros((4, 2), dtype=np.float32)
+    grad = np.ones((3, 2), dtype=np.float32)
+    with pytest.raises(IndexError):
+        backend.embedding_backward(weights, grad, np.array([0, 4, 1]))
+    # a negative index wraps there as NumPy's indexing does; the kernel would not
+    got = backend.embedding_backward(weights, grad, np.array([0, -1, -1]))
+    np.testing.assert_array_equal(got, [[1, 1], [0, 0], [0, 0], [2, 2]])

@@ -378,6 +378,23 @@ def gelu_backward(x: Any, grad: Any) -> Any:
     return out.reshape(x.shape)
 
 
+# -- scatter-add of rows --------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _add_rows(out: Any, indices: Any, rows: Any) -> None:
+    for i in range(indices.shape[0]):
+        target = out[indices[i]]
+        source = rows[i]
+        for j in range(source.shape[0]):
+            target[j] += source[j]
+
+
+def add_rows(out: Any, indices: Any, rows: Any) -> None:
+    """``out[indices[i]] += rows[i]`` in place, in the order of ``indices`` (NumPy's ``np.add.at``'s
+    order, so its sums bit for bit, without its per-element dispatch): ``out [n, d]`` and ``rows [k, d]``
+    C-contiguous of one float dtype, ``indices [k]`` int64, each in ``[0, n)`` (unchecked here)."""
+    _add_rows(out, indices, rows)
+
+
 # -- optimizer updates ------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def _adam_serial(
