@@ -410,6 +410,22 @@ def kernel_time(step: Step, steps: int, top: int) -> tuple[float, list[tuple[str
     return sum(t for _, t, _ in ranked), ranked[:top]
 
 
+def host_profile(name: str, step: Step, steps: int, top: int) -> None:
+    """Print the ``top`` functions of ``steps`` of our step by own host time and by time with callees
+    (cProfile; the GPU's work is queued, so on a GPU this is where the host spends a step)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    profiler.disable()
+    for order in ("tottime", "cumtime"):
+        print(f"\n{name}: our step's host time by {order}, {steps} steps")
+        pstats.Stats(profiler).sort_stats(order).print_stats(top)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", default="ndarray", help="our stack: ndarray, fusion, cuda, fusion-cuda")
@@ -417,6 +433,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="threads for both sides (CPU)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier)")
     parser.add_argument("--kernels", type=int, default=0, help="GPU: print each side's N costliest kernels")
+    parser.add_argument(
+        "--host-profile", type=int, default=0, help="print the N functions of our step costing most host time"
+    )
     args = parser.parse_args()
 
     gpu = args.device in ("cuda", "fusion-cuda")
@@ -441,6 +460,8 @@ def main() -> None:
             theirs()
         repeat, number = (3, 3) if args.quick else (7, 5)
         rows.append(compare(f"{name} training step", ours, theirs, "torch", target, repeat, number))
+        if args.host_profile:
+            host_profile(name, ours, number, args.host_profile)
         if not gpu:
             continue
         ours_kernels, ours_top = kernel_time(ours, number, args.kernels)
