@@ -7,7 +7,7 @@ import numpy as np
 from burn_backend import Tensor
 from burn_backend.quantization import QuantScheme, QuantStore, QuantValue
 from burn_ndarray import NdArray
-from burn_ndarray._ops._quant import gemm_i8
+from burn_ndarray._ops._quant import EXACT_K, gemm_i8
 
 
 def test_int8_gemm_accumulates_exactly_in_int32() -> None:
@@ -19,6 +19,31 @@ def test_int8_gemm_accumulates_exactly_in_int32() -> None:
     np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
 
 
+def test_int8_gemm_is_exact_at_the_extremes() -> None:
+    # the float32 BLAS route is exact while a chunk's sums stay within 2**24: -128 * -128 summed EXACT_K
+    # times is exactly 2**24, and +-1 next to it would be lost to rounding if a chunk were one longer
+    assert EXACT_K * 128 * 128 == 2**24
+    for k in (EXACT_K, EXACT_K + 1, 3 * EXACT_K + 5):
+        a = np.full((3, k), -128, dtype=np.int8)
+        a[1, ::2] = 127
+        a[2, -1] = 1  # an odd term after the extreme ones
+        b = np.full((k, 4), -128, dtype=np.int8)
+        b[:, 1] = 127
+        b[0, 2] = 1
+        b[-1, 3] = 1
+        out = gemm_i8(a, b)
+        assert out.dtype == np.int32
+        np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+    assert (
+        int(gemm_i8(np.full((1, EXACT_K), -128, np.int8), np.full((EXACT_K, 1), -128, np.int8))[0, 0])
+        == 2**24
+    )
+    rng = np.random.default_rng(2)
+    a = rng.integers(-128, 128, (5, 2 * EXACT_K + 300), dtype=np.int8)
+    b = rng.integers(-128, 128, (2 * EXACT_K + 300, 7), dtype=np.int8)
+    np.testing.assert_array_equal(gemm_i8(a, b), a.astype(np.int64) @ b.astype(np.int64))
+
+
 def test_int8_and_block_matmul_match_numpy() -> None:
     device = NdArray().device()
     rng = np.random.default_rng(1)
@@ -28,6 +53,10 @@ def test_int8_and_block_matmul_match_numpy() -> None:
     dl = ql.dequantize().to_numpy().astype(np.float64)
     dr = qr.dequantize().to_numpy().astype(np.float64)
     np.testing.assert_allclose(ql.matmul(qr).to_numpy(), dl @ dr, rtol=1e-5, atol=1e-5)
+    # a float operand against a per-tensor int8 weight (a quantized Linear's forward)
+    np.testing.assert_allclose(
+        lhs.matmul(qr).to_numpy(), lhs.to_numpy().astype(np.float64) @ dr, rtol=1e-5, atol=1e-5
+    )
     scheme = QuantScheme(value=QuantValue.Q4S, block_size=16, store=QuantStore.PACKED_U32)
     q4 = rhs.quantize_dynamic(scheme)
     d4 = q4.dequantize().to_numpy().astype(np.float64)
