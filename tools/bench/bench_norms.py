@@ -12,6 +12,14 @@ block, medians: the figures hold on a machine that other processes load. PyTorch
 own (5 to 7 ms for the batch norm step), so read those two ratios as bounds.
 
     python tools/bench/bench_norms.py [--repeat 7] [--number 5]
+
+``--device cuda`` times Cuda's kernels instead (the ops called directly, forward then backward, f32)
+against PyTorch CUDA on 64M elements: layer norm over the last dim of [65536, 1024] and group norm of
+[64, 64, 128, 128] in 32 groups. Each time is the median of ``--number`` launches timed with CUDA events;
+the bandwidth is the least traffic an op needs (forward: read x, write y; backward: read x and dy, write
+dx) over its time, as a fraction of a device-to-device copy of as many bytes.
+
+    python tools/bench/bench_norms.py --device cuda [--number 20]
 """
 
 from __future__ import annotations
@@ -111,11 +119,90 @@ def cpu_time(function: Callable[[], object], number: int) -> float:
     return statistics.median(samples)
 
 
+GPU_CASES = {"layer_norm": (65536, 1024), "group_norm": (64, 64, 128, 128)}
+
+
+def gpu_time(function: Callable[[], object], number: int) -> float:
+    """The median time in seconds of ``function``'s GPU work (CUDA events on the current stream)."""
+    import cupy as cp
+
+    function()
+    samples = []
+    for _ in range(number):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        function()
+        end.record()
+        end.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+    return statistics.median(samples)
+
+
+def gpu_case(backend: Any, name: str, shape: tuple[int, ...], number: int) -> None:
+    """Print the forward's and the backward's times and bandwidths of ``name`` on ``shape``, ours and
+    PyTorch's, and the copy's."""
+    import cupy as cp
+
+    rng = np.random.default_rng(0)
+    features = shape[-1] if name == "layer_norm" else shape[1]
+    x = cp.asarray(rng.standard_normal(shape, dtype=np.float32))
+    dy = cp.asarray(rng.standard_normal(shape, dtype=np.float32))
+    gamma, beta = (cp.asarray(rng.standard_normal(features, dtype=np.float32)) for _ in range(2))
+    tx, tdy, tg, tb = (torch.as_tensor(a, device="cuda") for a in (x, dy, gamma, beta))
+    for tensor in (tx, tg, tb):
+        tensor.requires_grad_()
+
+    def forward() -> object:
+        if name == "layer_norm":
+            return backend.layer_norm(x, gamma, beta, 1e-5)
+        return backend.group_norm(x, gamma, beta, 32, 1e-5)
+
+    def backward() -> object:
+        if name == "layer_norm":
+            return backend.layer_norm_backward(x, gamma, beta, 1e-5, dy)
+        return backend.group_norm_backward(x, gamma, beta, 32, 1e-5, dy)
+
+    def torch_forward() -> Any:
+        if name == "layer_norm":
+            return F.layer_norm(tx, (features,), tg, tb, 1e-5)
+        return F.group_norm(tx, 32, tg, tb, 1e-5)
+
+    ty = torch_forward()
+
+    def torch_backward() -> object:
+        return torch.autograd.grad(ty, (tx, tg, tb), tdy, retain_graph=True)
+
+    out = cp.empty_like(x)
+    copy = gpu_time(lambda: cp.copyto(out, x), number)
+    copy_bandwidth = 2 * x.nbytes / copy
+    label = "x".join(map(str, shape))
+    steps = (("forward", forward, torch_forward, 2), ("backward", backward, torch_backward, 3))
+    for step, ours_step, torch_step, traffic in steps:
+        t_ours, t_torch = gpu_time(ours_step, number), gpu_time(torch_step, number)
+        ours_bw, torch_bw = traffic * x.nbytes / t_ours, traffic * x.nbytes / t_torch
+        print(f"{name:<12}{label:<16}{step:<10}{t_ours * 1e3:>8.3f}ms{t_torch * 1e3:>8.3f}ms"
+              f"{ours_bw / copy_bandwidth:>10.2f}x{torch_bw / copy_bandwidth:>10.2f}x")  # fmt: skip
+    print(f"{'':<12}{label:<16}{'copy':<10}{copy * 1e3:>8.3f}ms  ({copy_bandwidth / 1e12:.2f} TB/s)")
+
+
+def main_cuda(number: int) -> None:
+    from burn_cuda import Cuda
+
+    backend = Cuda()
+    print(f"{'op':<12}{'shape':<16}{'pass':<10}{'ours':>10}{'torch':>10}{'ours/copy':>11}{'torch/copy':>11}")
+    for name, shape in GPU_CASES.items():
+        gpu_case(backend, name, shape, number)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--number", type=int, default=5)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     options = parser.parse_args()
+    if options.device == "cuda":
+        main_cuda(max(options.number, 20))
+        return
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     devices = {"kernels": Autodiff(NdArray(num_threads=1)).device()}
