@@ -219,3 +219,24 @@ def test_strided_input_gradient_with_an_inf_weight_multiplies_only_real_samples(
         [True, False, False],
     )[0].numpy()  # fmt: skip
     np.testing.assert_array_equal(dx, reference)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((8, 8), 4, 6, 1, 2, 0, 1, 1),  # a ResNet shortcut: 1x1, stride 2, the last row and column unread
+        ((9, 7), 3, 5, 3, 2, 0, 2, 1),  # 3x3 dilated, stride 2, windows short of both edges
+        ((10,), 3, 4, 2, 3, 0, 1, 1),  # 1-d
+    ],
+)
+def test_unpadded_strided_convolutions_read_the_input_in_place(case: tuple[Any, ...]) -> None:
+    # no padding and windows that stop short of the edge: the columns come from a view of the input
+    # (a copy of the whole input, cropped, used to be taken first), values as PyTorch's
+    _check_conv(*case)
+    sizes, channels, _, kernel, stride, _, dilation, _ = case
+    x = np.random.default_rng(1).standard_normal((3, channels, *sizes))
+    rank = len(sizes)
+    out = tuple((s - (kernel - 1) * dilation - 1) // stride + 1 for s in sizes)
+    columns = _conv._Columns(x, (kernel,) * rank, (stride,) * rank, (0,) * rank, (dilation,) * rank, out)
+    assert not columns.wide
+    assert np.shares_memory(columns.source, x)
