@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,10 +38,12 @@ def reduce_to(inner: Backend, grad: P, shape: Sequence[int]) -> P:
     if grad_shape == shape:
         return grad
     extra = len(grad_shape) - len(shape)
-    for dim in range(extra):
-        grad = inner.float_sum_dim(grad, dim)
     if extra:
-        grad = inner.float_reshape(grad, tuple(grad.shape[extra:]))
+        # the grown leading dims as one, summed in one reduction (a bias's gradient from [B, T, D]: one
+        # reduction over B * T rows rather than one per dim and an intermediate)
+        rows = math.prod(grad_shape[:extra])
+        grad = inner.float_sum_dim(inner.float_reshape(grad, (rows, *grad_shape[extra:])), 0)
+        grad = inner.float_reshape(grad, grad_shape[extra:])
     for dim, size in enumerate(shape):
         if size == 1 and grad.shape[dim] != 1:
             grad = inner.float_sum_dim(grad, dim)
