@@ -216,3 +216,37 @@ def test_embedding_backward_leaves_indices_out_of_range_to_the_shared_code() -> 
     # a negative index wraps there as NumPy's indexing does; the kernel would not
     got = backend.embedding_backward(weights, grad, np.array([0, -1, -1]))
     np.testing.assert_array_equal(got, [[1, 1], [0, 0], [0, 0], [2, 2]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_and_its_gradient_run_as_kernels_with_numpys_values(
+    dtype: type, split: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from burn_backend.array import ArrayActivationOps
+    from burn_ndarray._ops.activation import ActivationOps
+
+    backend = NdArray()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5, 7, 11)).astype(dtype)
+    x.flat[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40]
+    grad = rng.standard_normal(x.shape).astype(dtype)
+    grad.flat[6:10] = [np.inf, -np.inf, np.nan, np.inf]
+    x.flat[9] = -1.0  # an infinite gradient where the output is not positive: 0, not NaN
+    want = np.maximum(x, dtype(0))
+    want_grad = np.where(x > 0, grad, dtype(0))
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the NumPy fallback ran")
+
+    monkeypatch.setattr(ArrayActivationOps, "relu", refused)
+    monkeypatch.setattr(ActivationOps, "relu_backward", refused)
+    got = backend.relu(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got).any()
+    got_grad = backend.relu_backward(x, grad)
+    assert got_grad.dtype == dtype
+    np.testing.assert_array_equal(got_grad, want_grad)
+    # a strided view is read as its values
+    view = x[:, ::2].swapaxes(1, 3)
+    np.testing.assert_array_equal(backend.relu(view), np.maximum(view, dtype(0)))

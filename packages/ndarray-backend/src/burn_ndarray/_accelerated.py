@@ -1,5 +1,6 @@
-"""``NumbaOps``: NdArray's ops with numba kernels (erf and its inverse, exact GELU and its backward, the
-Adam update) and its fusion compiler; each falls back to NumPy where numba is missing or fails."""
+"""``NumbaOps``: NdArray's ops with numba kernels (erf and its inverse, exact GELU and its backward, ReLU
+and its backward, the Adam update) and its fusion compiler; each falls back to NumPy where numba is
+missing or fails."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ Array = Any
 # f32 only: numba's f64 erf/erfc (its own port) is ~1e-10 off in the tails, where backend-core's is exact
 _KERNEL_DTYPES = (np.dtype(np.float32),)
 _ADAM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_RELU_DTYPES = _ADAM_DTYPES
 
 
 class NumbaOps(ActivationOps):
@@ -65,6 +67,31 @@ class NumbaOps(ActivationOps):
             except Exception as error:
                 _numba.disable(error)
         return super().gelu_backward(x, grad)
+
+    def relu(self, tensor: Array) -> Array:
+        kernels = _numba.kernels()
+        if kernels is not None and tensor.dtype in _RELU_DTYPES:
+            try:
+                return kernels.relu(tensor)
+            except Exception as error:
+                _numba.disable(error)
+        return super().relu(tensor)
+
+    def relu_backward(self, output: Array, grad: Array) -> Array:
+        """One pass (ActivationOps's multiplication by the mask takes four: a finiteness check, the
+        comparison, a cast and the product)."""
+        kernels = _numba.kernels()
+        if (
+            kernels is not None
+            and grad.dtype in _RELU_DTYPES
+            and output.dtype == grad.dtype
+            and output.shape == grad.shape
+        ):
+            try:
+                return kernels.relu_backward(output, grad)
+            except Exception as error:
+                _numba.disable(error)
+        return super().relu_backward(output, grad)
 
     def float_adam_step(
         self,

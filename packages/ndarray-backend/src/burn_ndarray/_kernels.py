@@ -378,7 +378,56 @@ def gelu_backward(x: Any, grad: Any) -> Any:
     return out.reshape(x.shape)
 
 
-# -- scatter-add of rows --------------------------------------------------------------------------------
+# -- ReLU and its gradient --------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _relu_serial(x: Any, zero: Any, out: Any) -> None:
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = zero if v <= zero else v  # NaN stays NaN, -0 becomes +0: np.maximum(x, 0)'s values
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _relu_parallel(x: Any, zero: Any, out: Any) -> None:
+    n = x.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        start, stop = c * CHUNK, min(n, (c + 1) * CHUNK)
+        _relu_serial(x[start:stop], zero, out[start:stop])
+
+
+def relu(x: Any) -> Any:
+    """``np.maximum(x, 0)`` of a float array at the speed of a copy (NumPy's maximum, which checks for
+    NaN, takes 3x as long)."""
+    flat = _flat(x)
+    out = np.empty_like(flat)
+    (_relu_parallel if parallel(out.size) else _relu_serial)(flat, x.dtype.type(0), out)
+    return out.reshape(x.shape)
+
+
+@njit(cache=True, error_model="numpy")
+def _relu_backward_serial(output: Any, grad: Any, zero: Any, out: Any) -> None:
+    for i in range(output.shape[0]):
+        out[i] = grad[i] if output[i] > zero else zero
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _relu_backward_parallel(output: Any, grad: Any, zero: Any, out: Any) -> None:
+    n = output.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        start, stop = c * CHUNK, min(n, (c + 1) * CHUNK)
+        _relu_backward_serial(output[start:stop], grad[start:stop], zero, out[start:stop])
+
+
+def relu_backward(output: Any, grad: Any) -> Any:
+    """``grad`` where ``output > 0``, else 0 (a NaN output gives 0, an infinite gradient stays), in one
+    vectorized pass: ``output`` and ``grad`` of one float dtype and shape."""
+    flat_output, flat_grad = _flat(output), _flat(grad)
+    out = np.empty_like(flat_grad)
+    kernel = _relu_backward_parallel if parallel(out.size) else _relu_backward_serial
+    kernel(flat_output, flat_grad, grad.dtype.type(0), out)
+    return out.reshape(grad.shape)
+
+
+# -- scatter-add of rows ----------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def _add_rows(out: Any, indices: Any, rows: Any) -> None:
     for i in range(indices.shape[0]):
