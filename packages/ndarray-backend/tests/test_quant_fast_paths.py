@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from burn_backend import Tensor
 from burn_backend.quantization import QuantScheme, QuantStore, QuantValue
 from burn_ndarray import NdArray
+from burn_ndarray._ops import _quant
 from burn_ndarray._ops._quant import EXACT_K, gemm_i8
 
 
@@ -42,6 +44,17 @@ def test_int8_gemm_is_exact_at_the_extremes() -> None:
     a = rng.integers(-128, 128, (5, 2 * EXACT_K + 300), dtype=np.int8)
     b = rng.integers(-128, 128, (2 * EXACT_K + 300, 7), dtype=np.int8)
     np.testing.assert_array_equal(gemm_i8(a, b), a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_block_matmul_in_several_tiles_matches_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_quant, "_TILE_VALUES", 3 * 32)  # tiles of 3 rows: 22 rows make 8, the last short
+    device = NdArray().device()
+    rng = np.random.default_rng(3)
+    lhs = Tensor.from_data(rng.standard_normal((5, 22)).astype(np.float32), device)
+    rhs = Tensor.from_data(rng.standard_normal((22, 32)).astype(np.float32), device)
+    q4 = rhs.quantize_dynamic(QuantScheme(value=QuantValue.Q4S, block_size=16, store=QuantStore.PACKED_U32))
+    expected = lhs.to_numpy().astype(np.float64) @ q4.dequantize().to_numpy().astype(np.float64)
+    np.testing.assert_allclose(lhs.matmul(q4).to_numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
 def test_int8_and_block_matmul_match_numpy() -> None:
