@@ -66,10 +66,11 @@ def test_int8_and_block_matmul_match_numpy() -> None:
     dl = ql.dequantize().to_numpy().astype(np.float64)
     dr = qr.dequantize().to_numpy().astype(np.float64)
     np.testing.assert_allclose(ql.matmul(qr).to_numpy(), dl @ dr, rtol=1e-5, atol=1e-5)
-    # a float operand against a per-tensor int8 weight (a quantized Linear's forward)
-    np.testing.assert_allclose(
-        lhs.matmul(qr).to_numpy(), lhs.to_numpy().astype(np.float64) @ dr, rtol=1e-5, atol=1e-5
-    )
+    # a float operand against a per-tensor int8 weight (a quantized Linear's forward): fewer rows than
+    # the weight (the scale multiplies the product) and more (it multiplies the weight)
+    for rows in (lhs, Tensor.from_data(rng.standard_normal((200, 64)).astype(np.float32), device)):
+        expected = rows.to_numpy().astype(np.float64) @ dr
+        np.testing.assert_allclose(rows.matmul(qr).to_numpy(), expected, rtol=1e-5, atol=1e-5)
     scheme = QuantScheme(value=QuantValue.Q4S, block_size=16, store=QuantStore.PACKED_U32)
     q4 = rhs.quantize_dynamic(scheme)
     d4 = q4.dequantize().to_numpy().astype(np.float64)

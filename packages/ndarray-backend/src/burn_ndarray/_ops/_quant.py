@@ -88,10 +88,15 @@ class QuantOps(ArrayBackend):
             product *= scale
             return product.astype(self.float_dtype.numpy, copy=False)
         if not is_quantized(lhs) and is_quantized(rhs) and _int8_per_tensor(rhs) and len(lhs.shape) == 2:
-            # one scale for the whole weight: it factors out of the sum, so the int8 values are used as
-            # they are (exact in float32) and the scale multiplies the product, not the weight
-            product = np.matmul(lhs.astype(np.float32, copy=False), rhs.values.astype(np.float32))
-            product *= np.float32(rhs.scales.reshape(()))
+            # one scale for the whole weight factors out of the sum: it multiplies whichever is smaller,
+            # the weight [k, n] or the product [m, n] (a batch of activations usually has m > k)
+            scale = np.float32(rhs.scales.reshape(()))
+            weight = rhs.values.astype(np.float32)
+            if lhs.shape[0] > rhs.shape[0]:
+                weight *= scale
+            product = np.matmul(lhs.astype(np.float32, copy=False), weight)
+            if lhs.shape[0] <= rhs.shape[0]:
+                product *= scale
             return product.astype(self.float_dtype.numpy, copy=False)
         if (
             not is_quantized(lhs)
