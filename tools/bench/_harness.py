@@ -29,14 +29,14 @@ class Row:
 PAUSE_S = 0.3  # long enough for the other library's worker threads to stop spinning
 
 
-def block_time(function: Callable[[], object], number: int) -> float:
+def block_time(function: Callable[[], object], number: int, pause: float = PAUSE_S) -> float:
     """After a pause and a warm-up call, the median time of ``number`` calls, in seconds.
 
     Both NumPy's OpenBLAS and PyTorch's OpenMP keep worker threads spinning for a while after a call;
     on a small machine the spinning threads of one library starve the other's, so each block of calls
     starts after a pause.
     """
-    time.sleep(PAUSE_S)
+    time.sleep(pause)
     function()
     samples = []
     for _ in range(number):
@@ -54,12 +54,14 @@ def compare(
     target: str,
     repeat: int,
     number: int,
+    pause: float = PAUSE_S,
 ) -> Row:
-    """Medians over ``repeat`` alternating blocks of ``number`` calls of each side."""
+    """Medians over ``repeat`` alternating blocks of ``number`` calls of each side, each block after
+    ``pause`` seconds (0 on a GPU, where no CPU threads spin and an idle pause would let clocks drop)."""
     ours_blocks, reference_blocks = [], []
     for _ in range(repeat):
-        reference_blocks.append(block_time(reference, number))
-        ours_blocks.append(block_time(ours, number))
+        reference_blocks.append(block_time(reference, number, pause))
+        ours_blocks.append(block_time(ours, number, pause))
     return Row(
         name, statistics.median(ours_blocks), statistics.median(reference_blocks), reference_name, target
     )

@@ -21,7 +21,8 @@ alternating blocks (``_harness.compare``) and the medians compared. On a GPU eve
 waiting for its work, TF32 is off on both sides (PyTorch's matmul default; its cuDNN default allows TF32,
 so a second row per model gives PyTorch's defaults against ours), and the CUDA kernel time of one step is
 summed for both sides from CUPTI through ``torch.profiler``, which records CuPy's kernels too
-(``--kernels N`` also prints each side's N costliest kernels). ``--device`` picks our stack: ``ndarray``
+(``--kernels N`` also prints each side's N costliest kernels), after every step was timed: CUPTI, once
+attached, slows every later launch. ``--device`` picks our stack: ``ndarray``
 (``Autodiff(NdArray())``), ``fusion`` (``Autodiff(Fusion(NdArray()))``), ``cuda`` (``Autodiff(Cuda())``),
 ``fusion-cuda`` (``Autodiff(Fusion(Cuda()))``).
 
@@ -39,7 +40,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from _harness import Row, compare, print_table
+from _harness import PAUSE_S, Row, compare, print_table
 
 from burn_autodiff import Autodiff
 from burn_backend import Device, Tensor, activation
@@ -448,9 +449,12 @@ def main() -> None:
     torch.manual_seed(0)
     rows: list[Row] = []
     kernel_rows: list[Row] = []
-    for name in models.split(","):
-        name = name.strip()
-        target = TARGETS.get(name, "")
+    steps: dict[str, tuple[Step, Step, int]] = {}
+    repeat, number = (3, 3) if args.quick else (7, 5)
+    # on a GPU: more steps a block and no pause between blocks (no CPU threads spin there, and an idle
+    # pause lets clocks drop)
+    number, pause = (number * 3, 0.0) if gpu else (number, PAUSE_S)
+    for name in (name.strip() for name in models.split(",")):
         if gpu:  # TF32 off on both sides (ours has it off unless CUPY_TF32=1)
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
@@ -458,20 +462,28 @@ def main() -> None:
         for _ in range(3 if gpu else 2):  # warm-up: kernels compile, plans build, caches fill
             ours()
             theirs()
-        repeat, number = (3, 3) if args.quick else (7, 5)
-        rows.append(compare(f"{name} training step", ours, theirs, "torch", target, repeat, number))
+        target = TARGETS.get(name, "")
+        rows.append(compare(f"{name} training step", ours, theirs, "torch", target, repeat, number, pause))
+        if gpu:
+            torch.backends.cudnn.allow_tf32 = True  # PyTorch's default (its matmul default is off)
+            rows.append(
+                compare(f"{name} step, torch defaults", ours, theirs, "torch", "", repeat, number, pause)
+            )
+            torch.backends.cudnn.allow_tf32 = False
+        steps[name] = (ours, theirs, number)
+    # profiles last: CUPTI stays attached to the process after torch.profiler, and every later launch
+    # costs more host time (the transformer's step, host-bound, took 42 ms after a profile, 25 ms before)
+    for name, (ours, theirs, count) in steps.items():
         if args.host_profile:
-            host_profile(name, ours, number, args.host_profile)
+            host_profile(name, ours, count, args.host_profile)
         if not gpu:
             continue
-        ours_kernels, ours_top = kernel_time(ours, number, args.kernels)
-        theirs_kernels, theirs_top = kernel_time(theirs, number, args.kernels)
+        ours_kernels, ours_top = kernel_time(ours, count, args.kernels)
+        theirs_kernels, theirs_top = kernel_time(theirs, count, args.kernels)
         kernel_rows.append(Row(f"{name} CUDA kernel time", ours_kernels, theirs_kernels, "torch", "<= 1.1x"))
         for side, top in (("ours", ours_top), ("torch", theirs_top)):
             for kernel, seconds, launches in top:
                 print(f"  {name} {side:5} {seconds * 1e6:9.1f} us {launches:5d}x  {kernel[:110]}")
-        torch.backends.cudnn.allow_tf32 = True  # PyTorch's default (its matmul default is off)
-        rows.append(compare(f"{name} step, torch defaults", ours, theirs, "torch", "", repeat, number))
     where = f"{args.device}, {threads} thread(s) a side" if not gpu else f"{args.device} (PyTorch eager CUDA)"
     print_table(f"Training steps on {where} (ratio = ours / PyTorch)", rows + kernel_rows)
 
