@@ -164,3 +164,38 @@ def test_the_conv_of_a_split_batch_matches_one_thread(restore_policy: None) -> N
     for result in results:
         np.testing.assert_allclose(result, reference, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(results[1], results[2])
+
+
+_WAIT_POLICY_SCRIPT = """
+import json, os, sys
+import numpy as np
+from burn_ndarray import NdArray, _kernels, _numba
+NdArray(num_threads=2)
+assert _numba.kernels() is not None
+_kernels.PARALLEL_MIN = 1
+_kernels.relu(np.ones(100_000, dtype=np.float32))  # a parallel kernel: numba's OpenMP loads here
+import numba
+print(json.dumps({"policy": os.environ.get("OMP_WAIT_POLICY"), "layer": numba.threading_layer()}))
+"""
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_numbas_openmp_workers_sleep_between_kernels_unless_told_otherwise(
+    preset: str | None, expected: str
+) -> None:
+    # numba's GNU OpenMP reads OMP_WAIT_POLICY when its first parallel kernel loads it: the policy asks
+    # for passive workers before that (spinning ones made a 2-thread ReLU 30x slower on a shared
+    # machine), and a user's own setting stays
+    environment = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "NUMBA_NUM_THREADS")}
+    if preset is not None:
+        environment["OMP_WAIT_POLICY"] = preset
+    done = subprocess.run(
+        [sys.executable, "-c", _WAIT_POLICY_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["policy"] == expected, report
