@@ -63,15 +63,11 @@ from ._activation import Threshold as Threshold
 from ._activation import ThresholdConfig as ThresholdConfig
 from ._activation import ThresholdedRelu as ThresholdedRelu
 from ._activation import ThresholdedReluConfig as ThresholdedReluConfig
-from ._attention import GeneratePaddingMask as GeneratePaddingMask
 from ._attention import MhaCache as MhaCache
 from ._attention import MhaInput as MhaInput
 from ._attention import MhaOutput as MhaOutput
 from ._attention import MultiHeadAttention as MultiHeadAttention
 from ._attention import MultiHeadAttentionConfig as MultiHeadAttentionConfig
-from ._attention import SeqLengthOption as SeqLengthOption
-from ._attention import generate_autoregressive_mask as generate_autoregressive_mask
-from ._attention import generate_padding_mask as generate_padding_mask
 from ._config import Config as Config
 from ._config import ConfigError as ConfigError
 from ._config import variant as variant
@@ -92,6 +88,7 @@ from ._dropout import DropoutConfig as DropoutConfig
 from ._dropout import Identity as Identity
 from ._embedding import Embedding as Embedding
 from ._embedding import EmbeddingConfig as EmbeddingConfig
+from ._gptq import quantize_weights_gptq as quantize_weights_gptq
 from ._gru import BiGru as BiGru
 from ._gru import BiGruConfig as BiGruConfig
 from ._gru import Gru as Gru
@@ -107,6 +104,10 @@ from ._lstm import BiLstmConfig as BiLstmConfig
 from ._lstm import Lstm as Lstm
 from ._lstm import LstmConfig as LstmConfig
 from ._lstm import LstmState as LstmState
+from ._masks import GeneratePaddingMask as GeneratePaddingMask
+from ._masks import SeqLengthOption as SeqLengthOption
+from ._masks import generate_autoregressive_mask as generate_autoregressive_mask
+from ._masks import generate_padding_mask as generate_padding_mask
 from ._module import LoadResult as LoadResult
 from ._module import Module as Module
 from ._module import ModuleMapper as ModuleMapper
@@ -212,6 +213,7 @@ __all__ = [
     "ParamGroupError",
     "Quantizer",
     "Calibration",
+    "quantize_weights_gptq",
     "LoraConfig",
     "LoraLinear",
     "lora_adapters",
