@@ -33,7 +33,17 @@ from ._ops.distributed import ReduceOperation
 
 __all__ = ["ProcessGroup"]
 
-_ENVIRONMENT = ("BURN_RANK", "BURN_WORLD_SIZE", "BURN_MASTER_ADDR", "BURN_MASTER_PORT", "BURN_AUTHKEY")
+_ENVIRONMENT = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "AUTHKEY")
+"""The variables a process's place in a run is read from, each ``BURN_<name>`` first, else ``<name>`` (the
+names ``torchrun`` sets; ``BURN_AUTHKEY`` has no such fallback: no other launcher sets a key)."""
+
+
+def _environment(name: str) -> str | None:
+    """``BURN_<name>`` from the environment, else ``<name>`` (not for the key), else ``None``."""
+    value = os.environ.get(f"BURN_{name}")
+    if value is None and name != "AUTHKEY":
+        value = os.environ.get(name)
+    return value
 
 
 class ProcessGroup:
@@ -103,25 +113,34 @@ class ProcessGroup:
 
     @classmethod
     def from_environment(cls, timeout: float = 300.0) -> ProcessGroup:
-        """The group described by the variables ``burn_train.launch`` sets (``BURN_RANK``,
-        ``BURN_LOCAL_RANK``, ``BURN_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT``,
-        ``BURN_AUTHKEY``).
+        """The group described by the variables ``burn_train.launch`` sets: ``BURN_RANK``,
+        ``BURN_LOCAL_RANK``, ``BURN_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT`` and
+        ``BURN_AUTHKEY``; where a ``BURN_`` name is not set, the name without the prefix, as
+        ``torchrun`` and cluster schedulers set them (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+        ``MASTER_ADDR``, ``MASTER_PORT``). The key has no such fallback.
 
         Raises:
-            RuntimeError: a variable is missing (the process was not started by the launcher).
+            RuntimeError: a variable is missing (the process was not started by the launcher), or one
+                is not a number where a number is expected.
         """
-        missing = [name for name in _ENVIRONMENT if name not in os.environ]
+        values = {name: _environment(name) for name in (*_ENVIRONMENT, "LOCAL_RANK")}
+        missing = [f"BURN_{name}" for name in _ENVIRONMENT if values[name] is None]
         if missing:
             raise RuntimeError(
                 f"ProcessGroup.from_environment: {', '.join(missing)} not set; start the run with "
                 "`python -m burn_train.launch --nproc-per-node N script.py`"
             )
-        env = os.environ
+        try:
+            rank, world_size, port = (
+                int(values[name] or "") for name in ("RANK", "WORLD_SIZE", "MASTER_PORT")
+            )
+            local_rank = int(values["LOCAL_RANK"] or rank)
+        except ValueError:
+            shown = {name: values[name] for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT")}
+            raise RuntimeError(f"ProcessGroup.from_environment: expected integers, got {shown}") from None
         return cls(
-            int(env["BURN_RANK"]), int(env["BURN_WORLD_SIZE"]), env["BURN_MASTER_ADDR"],
-            int(env["BURN_MASTER_PORT"]), env["BURN_AUTHKEY"], timeout,
-            int(env.get("BURN_LOCAL_RANK", env["BURN_RANK"])),
-        )  # fmt: skip
+            rank, world_size, str(values["MASTER_ADDR"]), port, str(values["AUTHKEY"]), timeout, local_rank
+        )
 
     @staticmethod
     def new_authkey() -> str:
@@ -294,14 +313,25 @@ class ProcessGroup:
             payload.reshape(-1).view(np.uint8).data if isinstance(payload, np.ndarray) else payload
         )
 
+    def _peer_rank(self, peer: Connection) -> int:
+        """The rank at the other end of ``peer``: rank 0 holds one connection to each other rank, in rank
+        order; every other rank holds one, to rank 0."""
+        return self._peers.index(peer) + 1 if self.rank == 0 else 0
+
     def _receive(self, peer: Connection) -> tuple[dict[str, Any], bytes]:
         if not peer.poll(self.timeout):
-            raise TimeoutError(f"ProcessGroup: rank {self.rank} waited {self.timeout} s for another process")
+            raise TimeoutError(
+                f"ProcessGroup: rank {self.rank} waited {self.timeout} s for rank {self._peer_rank(peer)}"
+            )
         try:
             header = json.loads(peer.recv_bytes(1 << 16))
             payload = peer.recv_bytes()
         except EOFError:
-            raise ConnectionError(f"ProcessGroup: rank {self.rank} lost a process of the run") from None
+            raise ConnectionError(
+                f"ProcessGroup: rank {self.rank} lost rank {self._peer_rank(peer)} of the run (its "
+                "connection closed: the process ended or its machine cannot be reached); the run cannot "
+                "go on"
+            ) from None
         return header, payload
 
     def close(self) -> None:

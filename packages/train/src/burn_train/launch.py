@@ -7,12 +7,14 @@
 Each process gets its place in the run through environment variables, which
 ``burn_backend.distributed.ProcessGroup.from_environment()`` (and ``LearnerBuilder.distributed()``) read:
 ``BURN_RANK``, ``BURN_LOCAL_RANK`` (its GPU on this machine), ``BURN_WORLD_SIZE``,
-``BURN_LOCAL_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT`` and ``BURN_AUTHKEY`` (the secret
-the processes prove they share when they meet). The secret never appears on a command line, where every
-user of the machine could read it in the process list: the launcher takes it from ``BURN_AUTHKEY`` or
-from a file (``--authkey-file PATH``; a fresh one on a single machine when neither is given), and hands
-it to its processes in their environment. ``--authkey VALUE`` is refused. Unless they are set,
-``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` give each process its share of the machine's cores (the
+``BURN_LOCAL_WORLD_SIZE``, ``BURN_MASTER_ADDR``, ``BURN_MASTER_PORT`` and ``BURN_AUTHKEY`` (the secret the
+processes prove they share when they meet); the same values are also set under the names ``torchrun`` sets
+(``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``), and
+``from_environment`` reads those where a ``BURN_`` name is missing. The secret never appears on a command
+line, where every user of the machine could read it in the process list: the launcher takes it from
+``BURN_AUTHKEY`` or from a file (``--authkey-file PATH``; a fresh one on a single machine when neither is
+given), and hands it to its processes in their environment. ``--authkey VALUE`` is refused. Unless they are
+set, ``OMP_NUM_THREADS`` and ``NUMBA_NUM_THREADS`` give each process its share of the machine's cores (the
 thread pools of two processes, each sized for every core, starve each other). The launcher waits for its
 processes; when one fails, it stops the others and exits with that process's code. Ctrl-C (or SIGTERM) is
 passed on to every process, so that each stops as the Learner does (a checkpoint first).
@@ -119,17 +121,17 @@ def launch(
     threads = {name: share for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS") if name not in os.environ}
     processes: list[subprocess.Popen[Any]] = []
     for local_rank in range(nproc_per_node):
-        env = {
-            **os.environ,
-            **threads,
-            "BURN_RANK": str(node_rank * nproc_per_node + local_rank),
-            "BURN_LOCAL_RANK": str(local_rank),
-            "BURN_WORLD_SIZE": str(world),
-            "BURN_LOCAL_WORLD_SIZE": str(nproc_per_node),
-            "BURN_MASTER_ADDR": master_addr,
-            "BURN_MASTER_PORT": str(port),
-            "BURN_AUTHKEY": key,
+        place = {
+            "RANK": str(node_rank * nproc_per_node + local_rank),
+            "LOCAL_RANK": str(local_rank),
+            "WORLD_SIZE": str(world),
+            "LOCAL_WORLD_SIZE": str(nproc_per_node),
+            "MASTER_ADDR": master_addr,
+            "MASTER_PORT": str(port),
         }
+        # the names torchrun sets too, for code written against them (a key only as BURN_AUTHKEY)
+        prefixed = {f"BURN_{name}": value for name, value in place.items()}
+        env = {**os.environ, **threads, **place, **prefixed, "BURN_AUTHKEY": key}
         processes.append(subprocess.Popen(list(command), env=env))
 
     received: list[int] = []
