@@ -32,6 +32,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         out = Tensor.zeros([*batch, dims_a[-2], dims_b[-1]], a.device, a.dtype)
     elif a.kind is Kind.BOOL:
         out = a.int("i64").matmul(b.int("i64")).bool()
+    elif a.rank > 2 and all(d == 1 for d in dims_b[:-2]):
+        # a stack of rows times one matrix (a Linear layer on [batch, tokens, features]) is one GEMM
+        # over all the rows: a batched product runs one smaller GEMM per batch entry, each splitting
+        # over the BLAS threads and joining again (4x slower on two loaded cores)
+        rows = a.reshape([-1, dims_a[-1]]).matmul(b.reshape(dims_b[-2:]))
+        out = rows.reshape([*dims_a[:-1], dims_b[-1]])
     else:
         out = a.matmul(b)
     if squeeze_a:
