@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from burn_backend import Device, Tensor, TensorData
-from burn_backend.quantization import QuantizedData, QuantScheme, QuantStore, QuantValue
+from burn_backend.quantization import QuantizedData, QuantParam, QuantScheme, QuantStore, QuantValue
 from burn_nn import (
     Calibration,
     Conv2dConfig,
@@ -71,6 +71,40 @@ def test_percentile_clips_to_the_percentile_of_magnitudes(inner_device: Device) 
         Calibration.Percentile(0.0)
     with pytest.raises(TypeError, match="expected a Quantizer"):
         layer.quantize_weights(Calibration.MinMax)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [Q4_BLOCKS.with_param(QuantParam.F16), QuantScheme().with_value(QuantValue.Q4F).with_block_size(32), Q8],
+    ids=str,
+)
+def test_min_error_keeps_the_shrink_of_least_squared_error(inner_device: Device, scheme: QuantScheme) -> None:
+    rng = np.random.default_rng(2)
+    weights = (rng.standard_normal((6, 64)) * rng.uniform(0.1, 2.0, (6, 1))).astype(np.float32)
+    weights[1, 5] = 9.0  # an outlier
+    layer = LinearConfig(6, 64, bias=False).init(inner_device).load_record({"weight": TensorData(weights)})
+    quantized = layer.quantize_weights(Quantizer(Calibration.MinError, scheme))
+    got = quantized.weight.val().quantized_data()
+    # the NumPy reference: every shrink of the min-max scale, rounded in f32 and clipped, per block
+    low, high = scheme.value.range
+    size = scheme.block_size or weights.size
+    blocks = weights.reshape(-1, size)
+    top = np.abs(blocks).max(axis=1).astype(np.float32) / np.float32((high - low) / 2)
+    top = top.astype(scheme.param.dtype.numpy).astype(F64)
+    errors, candidates = [], []
+    for factor in np.linspace(1.0, 0.7, 16):
+        scales = (top * factor).astype(scheme.param.dtype.numpy).astype(np.float32)
+        rounded = np.clip(np.round(blocks / scales[:, None]), low, high) * scales[:, None]
+        errors.append(((rounded.astype(F64) - blocks) ** 2).sum(axis=1))
+        candidates.append(scales)
+    best = np.argmin(np.stack(errors), axis=0)
+    expected = np.stack(candidates)[best, np.arange(len(best))]
+    np.testing.assert_array_equal(got.scales.astype(np.float32).reshape(-1), expected)
+    assert (np.stack(errors)[best, np.arange(len(best))] <= errors[0]).all()  # never worse than min-max
+    assert (best > 0).any() or scheme.block_size is None  # some 4-bit blocks shrink
+    assert repr(Calibration.MinError) == "Calibration.MinError"
+    with pytest.raises(ValueError, match="a percentile and min_error exclude each other"):
+        Calibration(99.0, min_error=True)
 
 
 @pytest.mark.parametrize("scheme", [Q8, Q4_BLOCKS], ids=str)
