@@ -325,7 +325,8 @@ def bench_onnx_large(folder: Path, repeat: int, size: int) -> None:
         net = build().eval()
         for module in net.modules():  # BatchNorm statistics of a trained model, not the identity
             if isinstance(module, torch.nn.BatchNorm2d):
-                assert module.running_var is not None and module.running_mean is not None
+                assert module.running_var is not None
+                assert module.running_mean is not None
                 torch.nn.init.uniform_(module.running_var, 0.5, 1.5)
                 torch.nn.init.normal_(module.running_mean, 0.0, 0.1)
         with warnings.catch_warnings(), torch.no_grad():
