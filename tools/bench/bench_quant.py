@@ -4,7 +4,8 @@ f32 ``@`` at 1024^3, interleaved medians and their ratio (issue 41's bar: >= 1.0
 Run: ``python tools/bench/bench_quant.py [--size 1024] [--repeat 5] [--modules [--quick] [--steps N]
 [--full]]``; ``--modules`` adds the quantized transformer rows: a character transformer trained on the
 repo's docs (6 layers at d 128 by default, ``--full`` d 512, ``--quick`` 2 layers), then next-token
-agreement of each quantized form with it on held-out text, file size and forward time. On a loaded
+agreement of each quantized form with it on held-out text, file size and forward time (the GPTQ rows
+calibrate on 8 batches of training windows, never the held-out text). On a loaded
 machine run it with ``BURN_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``: two BLAS threads fighting for shared
 cores made training several times slower.
 """
@@ -51,7 +52,6 @@ def main() -> None:
     print(f"NumPy f32 @ {n}^3: {f32 * 1e3:.1f} ms ({ops / f32 / 1e9:.1f} GFLOP/s)")
     print(f"int8 / f32 throughput: {f32 / i8:.2f}x (bar: >= 1.0x)")
     if args.modules:
-        _VARIANTS.update(_variants())
         transformer_rows(args.quick, args.steps, args.full, args.repeat)
 
 
@@ -111,8 +111,16 @@ def transformer_rows(quick: bool, steps: int, full: bool, repeat: int) -> None:
     )
     folder = tempfile.mkdtemp()
     f32_size = os.path.getsize(model.save_file(os.path.join(folder, "f32"), NamedMpkFileRecorder()))
-    for name, (quantize, size_bar, agreement_bar) in _VARIANTS.items():
+    # GPTQ's calibration: a few windows of the training text (never the held-out text)
+    calibration_rng = np.random.default_rng(2)
+    calibration = [
+        Tensor.from_data(_windows(train_text, calibration_rng, batch, seq)[0], inner) for _ in range(8)
+    ]
+    variants = _variants(calibration, _causal(batch, seq, inner))
+    for name, (quantize, size_bar, agreement_bar) in variants.items():
+        start = time.perf_counter()
         quantized = quantize(model)
+        quantize_time = time.perf_counter() - start
         size = os.path.getsize(quantized.save_file(os.path.join(folder, "q"), NamedMpkFileRecorder()))
         predicted = quantized(ids, eval_mask).argmax(2).to_data().to_numpy().reshape(inputs.shape)
         agreement = float((predicted == reference).mean())
@@ -122,19 +130,20 @@ def transformer_rows(quick: bool, steps: int, full: bool, repeat: int) -> None:
         print(
             f"  {name}: next-token agreement {agreement:.2%} (bar {agreement_bar:.0%}), file "
             f"{size / f32_size:.3f}x of f32 (bar {size_bar}x), forward {q_time * 1e3:.0f} ms vs f32 "
-            f"{f32_time * 1e3:.0f} ms ({f32_time / q_time:.2f}x)"
+            f"{f32_time * 1e3:.0f} ms ({f32_time / q_time:.2f}x); quantized in {quantize_time:.1f} s"
         )
     if not full and not quick:
-        _size_rows(NdArray().device(), folder)
+        _size_rows(NdArray().device(), folder, seq)
 
 
 _VOCAB = 128  # ASCII bytes (others map to 127); 128 is a multiple of the 4-bit block size
 
 
-def _variants() -> dict[str, tuple[Callable[[Any], Any], float, float]]:
-    """The quantized rows: name -> (model -> quantized model, file-size bar, agreement bar)."""
+def _variants(calibration: list[Any], mask: Any) -> dict[str, tuple[Callable[[Any], Any], float, float]]:
+    """The quantized rows: name -> (model -> quantized model, file-size bar, agreement bar). The GPTQ
+    rows calibrate on the token batches ``calibration`` (with the causal ``mask`` of their shape)."""
     from burn_backend.quantization import QuantParam, QuantScheme, QuantStore, QuantValue
-    from burn_nn import Calibration, ModuleMapper, Param, Quantizer
+    from burn_nn import Calibration, ModuleMapper, Param, Quantizer, quantize_weights_gptq
 
     int8 = Quantizer(Calibration.MinMax, QuantScheme())
     int8_blocks = Quantizer(Calibration.MinMax, QuantScheme().with_block_size(64).with_param(QuantParam.F16))
@@ -158,27 +167,52 @@ def _variants() -> dict[str, tuple[Callable[[Any], Any], float, float]]:
             quantized = chosen.quantize(tensor, ".".join(path))
             return Param.initialized(quantized, id=param.id, require_grad=False)
 
+    class AllButEncoderMatrices(ModuleMapper):
+        """int8 blocks of 32 for everything but the encoder's weight matrices (left to GPTQ)."""
+
+        def map_float_with_path(self, path: Any, param: Any) -> Any:
+            if path[0] == "encoder" and param.val().rank == 2:
+                return param
+            quantized = int8_b32.quantize(param.val(), ".".join(path))
+            return Param.initialized(quantized, id=param.id, require_grad=False)
+
+    q4_min_error = Quantizer(Calibration.MinError, four_bit)
+
+    def gptq(model: Any, mixed: bool) -> Any:
+        start = model.map(AllButEncoderMatrices()) if mixed else model
+        return quantize_weights_gptq(start, q4_min_error, calibration, forward=lambda m, ids: m(ids, mask))
+
     return {
         "int8 (one f32 scale per tensor)": (lambda m: m.quantize_weights(int8), 0.27, 0.99),
         "int8 (blocks of 64, f16 scales)": (lambda m: m.quantize_weights(int8_blocks), 0.27, 0.99),
         "4-bit q4f (blocks of 32, f16 scales, packed)": (lambda m: m.quantize_weights(q4), 0.16, 0.95),
         "4-bit encoder matrices, int8 blocks of 32 elsewhere": (lambda m: m.map(Mixed()), 0.16, 0.95),
+        "GPTQ 4-bit q4f, min-error scales (blocks of 32, f16 scales, packed)": (
+            lambda m: gptq(m, False),
+            0.16,
+            0.95,
+        ),
+        "GPTQ 4-bit encoder matrices, min-error scales, int8 blocks of 32 elsewhere": (
+            lambda m: gptq(m, True),
+            0.16,
+            0.95,
+        ),
     }
 
 
-_VARIANTS: dict[str, tuple[Callable[[Any], Any], float, float]] = {}
-
-
-def _size_rows(device: Any, folder: str) -> None:
+def _size_rows(device: Any, folder: str, seq: int) -> None:
     """The record file sizes of the untrained 6-layer d-512 model, quantized, against its f32 file."""
     import os
 
+    from burn_backend import Tensor
     from burn_record import NamedMpkFileRecorder
 
     device.seed(0)
-    model = _language_model(device, 6, 512, 64)
+    model = _language_model(device, 6, 512, seq)
     f32_size = os.path.getsize(model.save_file(os.path.join(folder, "f32"), NamedMpkFileRecorder()))
-    for name, (quantize, size_bar, _) in _VARIANTS.items():
+    # sizes do not depend on the values: one small calibration batch for the GPTQ rows
+    ids = Tensor.from_data(np.zeros((1, seq), dtype=np.int64), device)
+    for name, (quantize, size_bar, _) in _variants([ids], _causal(1, seq, device)).items():
         quantized = quantize(model)
         size = os.path.getsize(quantized.save_file(os.path.join(folder, "q"), NamedMpkFileRecorder()))
         print(
