@@ -10,6 +10,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from burn_backend import Device
 from burn_backend.array import LOW_PRECISION, ArrayRuntime
 
+from . import _matmul
+
 Array = Any
 _F16 = np.dtype(np.float16)
 
@@ -28,6 +30,10 @@ class NumpyRuntime(ArrayRuntime):
 
     def to_host(self, array: Array) -> np.ndarray[Any, Any]:
         return np.asarray(array)
+
+    def matmul(self, lhs: Array, rhs: Array) -> Array:
+        # a stack times one matrix as one GEMM (_matmul)
+        return _matmul.matmul(lhs, rhs)
 
     def cast(self, array: Array, dtype: Any) -> Array:
         if array.dtype == dtype:
