@@ -18,12 +18,15 @@ from numba import njit, prange
 
 from . import _threads
 
-PARALLEL_MIN = int(os.environ.get("BURN_NDARRAY_PARALLEL_MIN", 1 << 20))
-"""Arrays with fewer elements run on one thread (``BURN_NDARRAY_PARALLEL_MIN`` overrides it). On the
-2-core machines measured, two threads halve an f32 erf from 64K elements on (14 against 24 us), but
-numba's OpenMP workers then spin for a while after each parallel loop, taking the cores from BLAS and
-the convolutions' threads: with 64K, the guide's training step (activations of 346K and 590K elements)
-took 22 to 40 ms instead of 15. From 1M elements on, the time saved (236 us at 1M) outweighs that."""
+PARALLEL_MIN = int(os.environ.get("BURN_NDARRAY_PARALLEL_MIN", 1 << 24))
+"""Arrays with fewer elements run on one thread (``BURN_NDARRAY_PARALLEL_MIN`` overrides it). Alone, two
+threads halve an f32 erf from 64K elements on (14 against 24 us on 2 cores). Inside a model they lose:
+OpenBLAS's idle threads spin for a while after each product (and numba's did after each parallel loop
+before the thread policy made them sleep), so a kernel split over the cores right after a GEMM shares
+them with spinning threads, and the next GEMM with the kernel's. Measured on 2 cores at 2 threads a side,
+with 1M elements as the threshold against none below 16M: the char-level GPT's step 250 against 134 ms
+(its GELU and GELU gradient 9 ms a call against 1.6, its matrix products 56 against 42 ms: PyTorch's step
+took 142 ms), the ResNet's 390 against 341 ms; at 64K the guide's step took 22 to 40 ms instead of 15."""
 CHUNK = 16384
 """Elements per parallel work item: long enough to vectorize, short enough to balance. A parallel kernel
 runs its serial twin on slices of this length: a loop over ``range(start, stop)`` indexes with values
