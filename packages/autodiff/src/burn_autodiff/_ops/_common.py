@@ -41,9 +41,9 @@ def reduce_to(inner: Backend, grad: P, shape: Sequence[int]) -> P:
     if extra:
         # the grown leading dims as one, summed in one reduction (a bias's gradient from [B, T, D]: one
         # reduction over B * T rows rather than one per dim and an intermediate)
-        rows = math.prod(grad_shape[:extra])
-        grad = inner.float_sum_dim(inner.float_reshape(grad, (rows, *grad_shape[extra:])), 0)
-        grad = inner.float_reshape(grad, grad_shape[extra:])
+        if extra > 1:
+            grad = inner.float_reshape(grad, (math.prod(grad_shape[:extra]), *grad_shape[extra:]))
+        grad = inner.float_reshape(inner.float_sum_dim(grad, 0), grad_shape[extra:])
     for dim, size in enumerate(shape):
         if size == 1 and grad.shape[dim] != 1:
             grad = inner.float_sum_dim(grad, dim)
