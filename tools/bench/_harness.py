@@ -67,6 +67,19 @@ def compare(
     )
 
 
+def gpu_unavailable() -> str | None:
+    """Why a GPU benchmark (ours on burn-cuda beside PyTorch CUDA) cannot run here, or ``None``."""
+    try:
+        import torch
+    except ImportError:
+        return "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return "PyTorch sees no CUDA GPU"
+    from burn_cuda._cupy import unavailable_reason
+
+    return unavailable_reason()
+
+
 def print_table(title: str, rows: list[Row]) -> None:
     """A plain-text table of the rows: times in microseconds or milliseconds, and the ratio."""
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import Row, arguments, compare, print_table
+from _harness import Row, arguments, compare, gpu_unavailable, print_table
 
 from burn_backend import AttentionOptions, Backend, ConvOptions, Device, DType, Tensor, module
 
@@ -36,19 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "guide
 
 TINY_OPS = 100  # tiny adds per timed call: the host cost is the call's time over this
 PIPELINED = 20  # calls queued before one wait, for the bandwidth rows
-
-
-def _unavailable() -> str | None:
-    """Why this benchmark cannot run here, or ``None``."""
-    try:
-        import torch
-    except ImportError:
-        return "PyTorch is not installed"
-    if not torch.cuda.is_available():
-        return "PyTorch sees no CUDA GPU"
-    from burn_cuda._cupy import unavailable_reason
-
-    return unavailable_reason()
 
 
 def _synced(function: Callable[[], object], sync: Callable[[], object]) -> Callable[[], None]:
@@ -279,7 +266,7 @@ def _attention_rows(repeat: int, torch: Any, dtype_name: str) -> list[Row]:
 def attention_main() -> None:
     """The attention rows alone (f32 and bf16), TF32 off on both sides."""
     args = arguments(__doc__ or "")
-    reason = _unavailable()
+    reason = gpu_unavailable()
     if reason is not None:
         print(f"bench_cuda: skipped: {reason}")
         return
@@ -465,7 +452,7 @@ def _gelu_rows(repeat: int, torch: Any, fusion: Backend) -> list[Row]:
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    reason = _unavailable()
+    reason = gpu_unavailable()
     if reason is not None:
         print(f"bench_cuda: skipped: {reason}")
         return

@@ -21,26 +21,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from _harness import Row, arguments, compare, print_table
+from _harness import Row, arguments, compare, gpu_unavailable, print_table
 
 from burn_backend import Tensor
 
 PIPELINED = 20  # reductions queued before one wait
 SIZES = {"1 MB": 1 << 20, "16 MB": 16 << 20, "256 MB": 256 << 20}
 WIDTH = 512  # the last dim of the row-wise and bias-gradient cases
-
-
-def _unavailable() -> str | None:
-    """Why this benchmark cannot run here, or ``None``."""
-    try:
-        import torch
-    except ImportError:
-        return "PyTorch is not installed"
-    if not torch.cuda.is_available():
-        return "PyTorch sees no CUDA GPU"
-    from burn_cuda._cupy import unavailable_reason
-
-    return unavailable_reason()
 
 
 def _pipelined(function: Callable[[], object], sync: Callable[[], object]) -> Callable[[], None]:
@@ -146,7 +133,7 @@ def _before(
 
 def main() -> None:
     args = arguments(__doc__ or "")
-    reason = _unavailable()
+    reason = gpu_unavailable()
     if reason is not None:
         print(f"bench_reductions: skipped ({reason})")
         return

@@ -87,9 +87,9 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "ndarray"), default="cuda")
     args = parser.parse_args()
     if args.device == "cuda":
-        from bench_cuda import _unavailable
+        from _harness import gpu_unavailable
 
-        reason = _unavailable()
+        reason = gpu_unavailable()
         if reason is not None:
             print(f"bench_step_host: skipped: {reason} (--device ndarray runs on the CPU)")
             return
